@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: MIT
+# DACCE top-level build.  Out of tree into $(BUILD); `make V=1` shows commands;
+# `make SAN=1 check` builds everything with ASan+UBSan into build-san/.
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD ?= build
+SAN_FLAGS :=
+endif
+
+CC ?= gcc
+CLANG ?= clang
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CPPFLAGS += -Idecoder -Iinclude -Itests/support -D_GNU_SOURCE
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SAN_FLAGS) -MMD -MP
+LDFLAGS += $(SAN_FLAGS)
+
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -pthread)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+
+# ---------------------------------------------------------------- core library
+CORE_SRCS := $(wildcard decoder/*.c)
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+CORE_PIC_OBJS := $(CORE_SRCS:%.c=$(BUILD)/pic/%.o)
+CORE_LIB := $(BUILD)/libdacce-core.a
+CORE_PIC_LIB := $(BUILD)/libdacce-core-pic.a
+CORE_LDLIBS := -lz
+
+# ---------------------------------------------------------------- tests
+CHECK_SRCS := $(wildcard tests/check_*.c)
+CHECK_BINS := $(CHECK_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT_SRCS:%.c=$(BUILD)/obj/%.o)
+SIMULATE := $(BUILD)/tests/simulate
+BENCH_CORE := $(BUILD)/tests/bench_core
+FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
+
+# Simulator settings for `make check`; override SIM_ARGS to explore.
+SIM_ARGS ?= --programs 1200 --seed 1
+FUZZ_SECONDS ?= 60
+
+.PHONY: all core check unit simulate bench-core fuzz deps clean help
+.DEFAULT_GOAL := all
+
+all: core $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)
+
+core: $(CORE_LIB) $(CORE_PIC_LIB)
+
+$(BUILD)/obj/%.o: %.c
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c
+	$(call msg,CC-PIC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(CORE_PIC_LIB): $(CORE_PIC_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(TEST_SUPPORT_OBJS) $(CORE_LIB)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(CORE_LDLIBS) $(CHECK_LIBS)
+
+$(SIMULATE): $(BUILD)/obj/tests/simulate.o $(TEST_SUPPORT_OBJS) $(CORE_LIB)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(CORE_LDLIBS)
+
+$(BENCH_CORE): $(BUILD)/obj/tests/bench_core.o $(TEST_SUPPORT_OBJS) $(CORE_LIB)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(CORE_LDLIBS)
+
+# ---------------------------------------------------------------- running
+check: unit simulate
+
+unit: $(CHECK_BINS)
+	$(Q)set -e; for t in $(CHECK_BINS); do echo "== $$t"; $$t; done
+
+# The simulator must find no mismatch; with --mutate it must find some.
+simulate: $(SIMULATE)
+	$(Q)$(SIMULATE) $(SIM_ARGS)
+	$(Q)$(SIMULATE) --programs 50 --seed 7 --mutate --expect-mismatch
+
+bench-core: $(BENCH_CORE)
+	$(Q)$(BENCH_CORE)
+
+# libFuzzer needs clang; the corpus lives in the build tree.
+$(FUZZ_DICT): tests/fuzz_dict.c $(CORE_SRCS)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
+		$^ -o $@ $(CORE_LDLIBS)
+
+fuzz: $(FUZZ_DICT)
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus
+	$(Q)$(FUZZ_DICT) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		$(BUILD)/fuzz/corpus tests/fuzz-seeds
+
+# ---------------------------------------------------------------- set-up
+DEBIAN_PACKAGES := build-essential pkg-config check zlib1g-dev clang llvm
+
+deps:
+	$(Q)if command -v apt-get >/dev/null; then \
+		missing=; for p in $(DEBIAN_PACKAGES); do \
+			dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+		done; \
+		if [ -n "$$missing" ]; then \
+			echo "installing:$$missing"; \
+			SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+		fi; \
+	else echo "make deps: apt-get not found; install: $(DEBIAN_PACKAGES)" >&2; exit 1; fi
+
+clean:
+	rm -rf build build-san
+
+help:
+	@echo "make [V=1] [SAN=1] all|check|unit|simulate|bench-core|fuzz|deps|clean"
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

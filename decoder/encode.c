@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Encoding one epoch (DACCE section 3 and 4, PCCE sections 4 and 7).
+ *
+ * 1. Depth-first search from R, following the hottest edges first, marks the
+ *    edges that close cycles as back edges.  Nodes R cannot reach through
+ *    encodable edges (signal handlers, say) become extra search roots with a
+ *    reserved "dummy" context, so every node has numCC >= 1 and a sub-path
+ *    may start anywhere.
+ * 2. In topological order (reverse DFS postorder), each node's encodable
+ *    incoming edges, hottest first, receive consecutive ranges
+ *    [En, En + numCC(caller)).  An edge whose range would push numCC past the
+ *    id limit is demoted to unencoded (selective reduction); the first edge of
+ *    a node always fits because numCC(caller) is itself within the limit.
+ * 3. Indirect sites with many targets get a dispatch table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dict.h"
+
+struct encoder {
+	const struct dacce_graph *graph;
+	const struct dacce_encode_opts *opts;
+	struct dacce_dict *dict;
+	uint32_t *by_heat;     /* encodable edges, hottest first */
+	uint32_t n_by_heat;
+	uint32_t *out_start;   /* CSR of by_heat by caller */
+	uint32_t *out_edges;
+	uint32_t *in_start;    /* CSR of by_heat by callee */
+	uint32_t *in_all;
+	uint8_t *color;	       /* 0 white, 1 on the DFS stack, 2 done */
+	uint32_t *postorder;
+	uint32_t n_post;
+	uint8_t *is_back;
+};
+
+enum { WHITE = 0, GRAY = 1, BLACK = 2 };
+
+static int hotter_first(const void *a, const void *b, void *ctx)
+{
+	const struct dacce_edge *edges = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (edges[x].freq != edges[y].freq)
+		return edges[x].freq > edges[y].freq ? -1 : 1;
+	return x < y ? -1 : (x > y);
+}
+
+/* Buckets by_heat by key (caller or callee) keeping heat order inside a bucket. */
+static int bucket_edges(struct encoder *enc, int by_callee, uint32_t **start_out,
+			uint32_t **list_out)
+{
+	const struct dacce_graph *g = enc->graph;
+	uint32_t *start = calloc((size_t)g->n_nodes + 1, sizeof(*start));
+	uint32_t *list = malloc(sizeof(*list) * (enc->n_by_heat ? enc->n_by_heat : 1));
+	uint32_t *fill = NULL;
+	int err = -ENOMEM;
+
+	if (!start || !list)
+		goto cleanup;
+	for (uint32_t i = 0; i < enc->n_by_heat; i++) {
+		const struct dacce_edge *e = &g->edges[enc->by_heat[i]];
+
+		start[(by_callee ? e->callee : e->caller) + 1]++;
+	}
+	for (uint32_t n = 0; n < g->n_nodes; n++)
+		start[n + 1] += start[n];
+	fill = malloc(sizeof(*fill) * (g->n_nodes ? g->n_nodes : 1));
+	if (!fill)
+		goto cleanup;
+	memcpy(fill, start, sizeof(*fill) * g->n_nodes);
+	for (uint32_t i = 0; i < enc->n_by_heat; i++) {
+		const struct dacce_edge *e = &g->edges[enc->by_heat[i]];
+
+		list[fill[by_callee ? e->callee : e->caller]++] = enc->by_heat[i];
+	}
+	*start_out = start;
+	*list_out = list;
+	start = NULL;
+	list = NULL;
+	err = 0;
+cleanup:
+	free(fill);
+	free(start);
+	free(list);
+	return err;
+}
+
+static int sort_by_heat(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+
+	enc->by_heat = malloc(sizeof(*enc->by_heat) * (g->n_edges ? g->n_edges : 1));
+	if (!enc->by_heat)
+		return -ENOMEM;
+	for (uint32_t e = 0; e < g->n_edges; e++)
+		if (dacce_site_kind_is_encodable(g->edges[e].kind))
+			enc->by_heat[enc->n_by_heat++] = e;
+	qsort_r(enc->by_heat, enc->n_by_heat, sizeof(*enc->by_heat), hotter_first,
+		g->edges);
+	return 0;
+}
+
+/* Iterative DFS from root; fills postorder and back-edge marks. */
+static int dfs_from(struct encoder *enc, uint32_t root, uint32_t *stack_node,
+		    uint32_t *stack_pos)
+{
+	uint32_t top = 0;
+
+	enc->color[root] = GRAY;
+	stack_node[0] = root;
+	stack_pos[0] = enc->out_start[root];
+	while (1) {
+		uint32_t n = stack_node[top];
+
+		if (stack_pos[top] < enc->out_start[n + 1]) {
+			uint32_t e = enc->out_edges[stack_pos[top]++];
+			uint32_t m = enc->graph->edges[e].callee;
+
+			if (enc->color[m] == GRAY) {
+				enc->is_back[e] = 1;
+			} else if (enc->color[m] == WHITE) {
+				enc->color[m] = GRAY;
+				top++;
+				stack_node[top] = m;
+				stack_pos[top] = enc->out_start[m];
+			}
+			continue;
+		}
+		enc->color[n] = BLACK;
+		enc->postorder[enc->n_post++] = n;
+		if (top == 0)
+			return 0;
+		top--;
+	}
+}
+
+static int find_back_edges(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+	uint32_t *stack_node = malloc(sizeof(*stack_node) * g->n_nodes);
+	uint32_t *stack_pos = malloc(sizeof(*stack_pos) * g->n_nodes);
+	int err = -ENOMEM;
+
+	if (!stack_node || !stack_pos)
+		goto cleanup;
+	err = dfs_from(enc, DACCE_ROOT_NODE, stack_node, stack_pos);
+	for (uint32_t n = 1; !err && n < g->n_nodes; n++) {
+		if (enc->color[n] != WHITE)
+			continue;
+		enc->dict->dummy[n] = 1;
+		err = dfs_from(enc, n, stack_node, stack_pos);
+	}
+cleanup:
+	free(stack_node);
+	free(stack_pos);
+	return err;
+}
+
+/* numCC and En in topological order, demoting what does not fit. */
+static int assign_encodings(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+	struct dacce_dict *d = enc->dict;
+	uint64_t limit = enc->opts->id_limit ? enc->opts->id_limit : DACCE_ID_LIMIT_DEFAULT;
+	uint64_t max_cc = 0;
+	uint32_t n_in = 0;
+
+	if (limit > DACCE_ID_LIMIT_DEFAULT)
+		return -EINVAL;
+	d->id_limit = limit;
+	for (uint32_t i = g->n_nodes; i-- > 0;) {
+		uint32_t n = enc->postorder[i];
+		uint64_t s = n == DACCE_ROOT_NODE ? 1 : d->dummy[n];
+
+		d->in_start[n] = 0;
+		for (uint32_t k = enc->in_start[n]; k < enc->in_start[n + 1]; k++) {
+			uint32_t e = enc->in_all[k];
+			uint64_t cc = d->num_cc[g->edges[e].caller];
+
+			if (enc->is_back[e]) {
+				d->edge_class[e] = DACCE_EDGE_BACK;
+				continue;
+			}
+			/* cc >= 1 here: callers come first in topological order. */
+			if (s + cc > limit) {
+				d->edge_class[e] = DACCE_EDGE_UNENCODED;
+				continue;
+			}
+			d->edge_class[e] = DACCE_EDGE_ENCODED;
+			d->en[e] = s;
+			s += cc;
+			d->in_start[n]++; /* count for now; prefix sums below */
+		}
+		d->num_cc[n] = s;
+		if (s > max_cc)
+			max_cc = s;
+	}
+	d->max_id = max_cc - 1;
+
+	/* Prefix sums, then the encoded in-edges of each node in En order. */
+	for (uint32_t n = 0; n < g->n_nodes; n++) {
+		uint32_t count = d->in_start[n];
+
+		d->in_start[n] = n_in;
+		n_in += count;
+	}
+	d->in_start[g->n_nodes] = n_in;
+	for (uint32_t n = 0; n < g->n_nodes; n++) {
+		uint32_t at = d->in_start[n];
+
+		/* in_all is hottest first, which is also increasing En. */
+		for (uint32_t k = enc->in_start[n]; k < enc->in_start[n + 1]; k++) {
+			uint32_t e = enc->in_all[k];
+
+			if (d->edge_class[e] == DACCE_EDGE_ENCODED)
+				d->in_edges[at++] = e;
+		}
+	}
+	return 0;
+}
+
+static void copy_structure(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+	struct dacce_dict *d = enc->dict;
+
+	for (uint32_t s = 0; s < g->n_sites; s++) {
+		d->site_caller[s] = g->sites[s].caller;
+		d->site_kind[s] = g->sites[s].kind;
+	}
+	for (uint32_t e = 0; e < g->n_edges; e++) {
+		d->edge_site[e] = g->edges[e].site;
+		d->edge_caller[e] = g->edges[e].caller;
+		d->edge_callee[e] = g->edges[e].callee;
+		/* Nested roots keep the default: unencoded. */
+		d->edge_class[e] = DACCE_EDGE_UNENCODED;
+	}
+}
+
+static void assign_compression(struct encoder *enc)
+{
+	struct dacce_dict *d = enc->dict;
+
+	for (uint32_t e = 0; e < d->n_edges; e++) {
+		if (dacce_site_kind_is_nested_root(d->site_kind[d->edge_site[e]]))
+			d->edge_compress[e] = 0;
+		else if (d->edge_class[e] == DACCE_EDGE_BACK)
+			d->edge_compress[e] = enc->opts->compress_back_edges;
+		else if (d->edge_class[e] == DACCE_EDGE_UNENCODED)
+			d->edge_compress[e] = enc->opts->compress_unencoded;
+	}
+	d->compress_new = enc->opts->compress_unencoded;
+}
+
+static int build_one_table(struct dacce_dispatch *t, uint32_t site, const uint32_t *edges,
+			   uint32_t count, const struct dacce_graph *g)
+{
+	uint32_t bits = 1;
+
+	while ((1u << bits) < 2 * count)
+		bits++;
+	t->site = site;
+	t->bits = bits;
+	t->callee = malloc(sizeof(*t->callee) << bits);
+	t->edge = malloc(sizeof(*t->edge) << bits);
+	if (!t->callee || !t->edge)
+		return -ENOMEM;
+	memset(t->callee, 0xff, sizeof(*t->callee) << bits);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t callee = g->edges[edges[i]].callee;
+		uint32_t slot = dacce_dispatch_slot(callee, bits);
+
+		while (t->callee[slot] != DACCE_NONE)
+			slot = (slot + 1) & ((1u << bits) - 1);
+		t->callee[slot] = callee;
+		t->edge[slot] = edges[i];
+	}
+	return 0;
+}
+
+/* Edges of every site, grouped by site (CSR). */
+static int group_by_site(const struct dacce_graph *g, uint32_t **start_out, uint32_t **list_out)
+{
+	uint32_t *start = calloc((size_t)g->n_sites + 1, sizeof(*start));
+	uint32_t *list = malloc(sizeof(*list) * (g->n_edges ? g->n_edges : 1));
+	uint32_t *fill = malloc(sizeof(*fill) * g->n_sites);
+
+	if (!start || !list || !fill) {
+		free(start);
+		free(list);
+		free(fill);
+		return -ENOMEM;
+	}
+	for (uint32_t e = 0; e < g->n_edges; e++)
+		start[g->edges[e].site + 1]++;
+	for (uint32_t s = 0; s < g->n_sites; s++)
+		start[s + 1] += start[s];
+	memcpy(fill, start, sizeof(*fill) * g->n_sites);
+	for (uint32_t e = 0; e < g->n_edges; e++)
+		list[fill[g->edges[e].site]++] = e;
+	free(fill);
+	*start_out = start;
+	*list_out = list;
+	return 0;
+}
+
+static int build_dispatch_tables(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+	struct dacce_dict *d = enc->dict;
+	uint32_t min = enc->opts->dispatch_min_targets;
+	uint32_t *site_start = NULL, *site_edges = NULL;
+	int err;
+
+	if (min == 0)
+		return 0;
+	err = group_by_site(g, &site_start, &site_edges);
+	if (err)
+		return err;
+	/* Sites are visited in increasing order, so tables come out sorted. */
+	for (uint32_t s = 0; s < g->n_sites; s++) {
+		uint32_t count = site_start[s + 1] - site_start[s];
+		uint8_t kind = g->sites[s].kind;
+		struct dacce_dispatch *grown;
+
+		if ((kind != DACCE_SITE_INDIRECT && kind != DACCE_SITE_TAIL_INDIRECT) ||
+		    count < min)
+			continue;
+		grown = realloc(d->dispatch, sizeof(*grown) * (d->n_dispatch + 1));
+		if (!grown) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		d->dispatch = grown;
+		memset(&d->dispatch[d->n_dispatch], 0, sizeof(*grown));
+		d->n_dispatch++;
+		err = build_one_table(&d->dispatch[d->n_dispatch - 1], s,
+				      site_edges + site_start[s], count, g);
+		if (err)
+			goto cleanup;
+	}
+cleanup:
+	free(site_start);
+	free(site_edges);
+	return err;
+}
+
+static void encoder_fini(struct encoder *enc)
+{
+	free(enc->by_heat);
+	free(enc->out_start);
+	free(enc->out_edges);
+	free(enc->in_start);
+	free(enc->in_all);
+	free(enc->color);
+	free(enc->postorder);
+	free(enc->is_back);
+}
+
+int dacce_encode(const struct dacce_graph *graph, const struct dacce_encode_opts *opts,
+		 struct dacce_dict **out)
+{
+	struct encoder enc = { .graph = graph, .opts = opts };
+	struct dacce_encode_opts defaults;
+	int err = -ENOMEM;
+
+	if (!graph || !out || graph->n_nodes == 0)
+		return -EINVAL;
+	if (!opts) {
+		dacce_encode_opts_default(&defaults);
+		enc.opts = opts = &defaults;
+	}
+	/* in_edges is sized for every edge: at most all of them are encoded. */
+	enc.dict = dacce_dict_alloc(graph->n_nodes, graph->n_sites, graph->n_edges,
+				    graph->n_edges, 0);
+	if (!enc.dict)
+		goto cleanup;
+	enc.dict->epoch = opts->epoch;
+	enc.color = calloc(graph->n_nodes, 1);
+	enc.postorder = malloc(sizeof(*enc.postorder) * graph->n_nodes);
+	enc.is_back = calloc(graph->n_edges ? graph->n_edges : 1, 1);
+	if (!enc.color || !enc.postorder || !enc.is_back)
+		goto cleanup;
+
+	copy_structure(&enc);
+	err = sort_by_heat(&enc);
+	if (!err)
+		err = bucket_edges(&enc, 0, &enc.out_start, &enc.out_edges);
+	if (!err)
+		err = bucket_edges(&enc, 1, &enc.in_start, &enc.in_all);
+	if (!err)
+		err = find_back_edges(&enc);
+	if (!err)
+		err = assign_encodings(&enc);
+	if (err)
+		goto cleanup;
+	assign_compression(&enc);
+	err = build_dispatch_tables(&enc);
+	if (err)
+		goto cleanup;
+	*out = enc.dict;
+	enc.dict = NULL;
+cleanup:
+	dacce_dict_free(enc.dict);
+	encoder_fini(&enc);
+	return err;
+}
