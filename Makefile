@@ -53,6 +53,7 @@ SIM_ARGS ?= --programs 1200 --seed 1
 FUZZ_SECONDS ?= 60
 
 .PHONY: all core check unit simulate bench-core fuzz deps clean help
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: core $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)

@@ -110,15 +110,15 @@ static int try_pop(struct decoder *d, bool *popped)
 		return fail(d, -EILSEQ, "ccStack names an unknown edge");
 	if (v.callee != d->node)
 		return 0;
+	err = emit(d, d->node, entry->edge);
+	if (err)
+		return err;
 	nested = dacce_site_kind_is_nested_root(v.kind);
 	next = nested ? entry->aux : v.caller;
 	if (nested && next == DACCE_NONE)
 		return fail(d, -ENOLINK, "partial context: the interrupted function is unknown");
-	if (next >= d->node_limit)
+	if (next >= d->node_limit || (nested && next == DACCE_ROOT_NODE))
 		return fail(d, -EILSEQ, "ccStack entry leads to an unknown function");
-	err = emit(d, d->node, entry->edge);
-	if (err)
-		return err;
 	if (!nested && d->repeats_left > 0) {
 		d->repeats_left--;
 	} else {
@@ -173,7 +173,7 @@ static int run(struct decoder *d)
 	d->node_limit = d->dict->n_nodes;
 	if (d->later && d->later->n_nodes > d->node_limit)
 		d->node_limit = d->later->n_nodes;
-	if (snap->node >= d->node_limit)
+	if (snap->node >= d->node_limit || snap->node == DACCE_ROOT_NODE)
 		return fail(d, -EILSEQ, "context ends in an unknown function");
 	d->node = snap->node;
 	d->entries = snap->cc_depth;

@@ -11,7 +11,7 @@
 #include "decode.h"
 #include "graph.h"
 
-#define TG_MAX_NAMES 64
+#define TG_MAX_NAMES 256
 
 struct testgraph {
 	struct dacce_graph *graph;

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "dict.h"
+#include "machine.h"
+#include "testgraph.h"
+#include "translate.h"
+
+static struct dacce_dict *encode_epoch(struct testgraph *tg, uint64_t epoch)
+{
+	struct dacce_encode_opts opts;
+	struct dacce_dict *d = NULL;
+
+	dacce_encode_opts_default(&opts);
+	opts.epoch = epoch;
+	ck_assert_int_eq(dacce_encode(tg->graph, &opts, &d), 0);
+	return d;
+}
+
+static void assert_names(struct testgraph *tg, const struct dacce_dict *d,
+			 const struct dacce_state *st, const char *fn, const char *want)
+{
+	struct dacce_frame frames[64];
+	struct dacce_snapshot snap = dacce_snapshot_of(st, tg_fn(tg, fn));
+	char got[256];
+	int n = dacce_decode(d, tg->graph, &snap, frames, 64, NULL);
+
+	ck_assert_int_gt(n, 0);
+	tg_path_names(tg, frames, n, got, sizeof(got));
+	ck_assert_str_eq(got, want);
+}
+
+/*
+ * The slides' run, stopped at I with two ccStack entries, re-encoded with
+ * the new edges known; every frame then returns under the new epoch.
+ */
+START_TEST(test_live_state_moves_to_the_next_epoch)
+{
+	struct testgraph tg;
+	struct dacce_dict *e0, *e1;
+	struct dacce_state st;
+	uint32_t root, ab, bd, de, ei, ic, ce;
+
+	tg_init(&tg);
+	root = tg_root(&tg, "A");
+	ab = tg_call(&tg, "A", "B", 100);
+	tg_call(&tg, "A", "C", 50);
+	bd = tg_call(&tg, "B", "D", 100);
+	tg_call(&tg, "C", "D", 50);
+	de = tg_call(&tg, "D", "E", 100);
+	tg_call(&tg, "D", "F", 100);
+	tg_call(&tg, "F", "I", 300);
+	ei = tg_call(&tg, "E", "I", 200);
+	tg_call(&tg, "C", "I", 100);
+	e0 = encode_epoch(&tg, 0);
+	ic = tg_call(&tg, "I", "C", 1);
+	ce = tg_call(&tg, "C", "E", 1000);
+
+	uint32_t path[] = { ab, bd, de, ei, ic, ce, ei };
+	const char *inner[] = { "A", "B", "D", "E", "I", "C", "E", "I" };
+
+	dacce_state_init(&st, 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, e0, tg.graph, root), 0);
+	for (int i = 0; i < 7; i++)
+		ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, path[i]), 0);
+	ck_assert_uint_eq(st.cc_depth, 2);
+
+	e1 = encode_epoch(&tg, 1);
+	/* E -> I -> C -> E is a cycle: exactly one of its edges is a back edge. */
+	ck_assert_uint_eq((e1->edge_class[ce] == DACCE_EDGE_BACK) +
+				  (e1->edge_class[ic] == DACCE_EDGE_BACK) +
+				  (e1->edge_class[ei] == DACCE_EDGE_BACK), 1);
+	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "I"), NULL), 0);
+	ck_assert_uint_eq(st.epoch, 1);
+	ck_assert_uint_eq(st.cc_depth, 1); /* only the back edge is still pushed */
+	assert_names(&tg, e1, &st, "I", "A B D E I C E I");
+
+	/* Unwind under the new epoch, checking every intermediate context. */
+	char want[64];
+
+	for (int i = 6; i >= 0; i--) {
+		ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, path[i]), 0);
+		want[0] = '\0';
+		for (int k = 0; k <= i; k++) {
+			strcat(want, inner[k]);
+			if (k < i)
+				strcat(want, " ");
+		}
+		assert_names(&tg, e1, &st, inner[i], want);
+	}
+	ck_assert_uint_eq(st.id, 0);
+	ck_assert_uint_eq(st.cc_depth, 0);
+
+	dacce_state_fini(&st);
+	dacce_dict_free(e0);
+	dacce_dict_free(e1);
+	tg_fini(&tg);
+}
+END_TEST
+
+START_TEST(test_tail_records_keep_their_frames)
+{
+	struct testgraph tg;
+	struct dacce_dict *e0, *e1;
+	struct dacce_state st, expect;
+	uint32_t root, ma, ab_tail, bc, cd_tail;
+
+	tg_init(&tg);
+	root = tg_root(&tg, "main");
+	ma = tg_call(&tg, "main", "A", 10);
+	e0 = encode_epoch(&tg, 0);
+	ab_tail = tg_edge_at(&tg, tg_site(&tg, "A", DACCE_SITE_TAIL_DIRECT), "B", 5);
+	bc = tg_call(&tg, "B", "C", 5);
+	cd_tail = tg_edge_at(&tg, tg_site(&tg, "C", DACCE_SITE_TAIL_INDIRECT), "D", 5);
+
+	dacce_state_init(&st, 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, e0, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, ma), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, e0, tg.graph, ab_tail, 0x7ff0), 0);
+	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, bc), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, e0, tg.graph, cd_tail, 0x7fe0), 0);
+
+	e1 = encode_epoch(&tg, 1);
+	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "D"), NULL), 0);
+	ck_assert_uint_eq(st.tc_depth, 2);
+	ck_assert_uint_eq(st.tc[0].frame, 0x7ff0);
+	ck_assert_uint_eq(st.tc[1].frame, 0x7fe0);
+	ck_assert_uint_eq(st.cc_depth, 0); /* everything is encoded now */
+	assert_names(&tg, e1, &st, "D", "main A B C D");
+
+	/* D returns to B's caller frame: the state is exactly "in B" of epoch 1. */
+	dacce_state_init(&expect, 1);
+	ck_assert_int_eq(dacce_op_thread_start(&expect, e1, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&expect, e1, tg.graph, ma), 0);
+	ck_assert_int_eq(dacce_op_tail(&expect, e1, tg.graph, ab_tail, 0x7ff0), 0);
+	ck_assert_int_eq(dacce_op_frame_exit(&st, 0x7fe0), 0);
+	ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, bc), 0);
+	ck_assert_uint_eq(st.id, expect.id);
+	ck_assert_uint_eq(st.cc_depth, expect.cc_depth);
+	ck_assert_uint_eq(st.tc_depth, expect.tc_depth);
+
+	dacce_state_fini(&expect);
+	dacce_state_fini(&st);
+	dacce_dict_free(e0);
+	dacce_dict_free(e1);
+	tg_fini(&tg);
+}
+END_TEST
+
+START_TEST(test_failed_translation_leaves_the_state_alone)
+{
+	struct testgraph tg;
+	struct dacce_dict *e0, *e1;
+	struct dacce_state st;
+	struct dacce_decode_error err = { 0 };
+	uint32_t root, ma;
+
+	tg_init(&tg);
+	root = tg_root(&tg, "main");
+	ma = tg_call(&tg, "main", "A", 10);
+	e0 = encode_epoch(&tg, 0);
+	e1 = encode_epoch(&tg, 1);
+	dacce_state_init(&st, 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, e0, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, ma), 0);
+	/* Claiming the thread is in B: not a context of this state. */
+	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "B"), &err), -EILSEQ);
+	ck_assert_ptr_nonnull(err.message);
+	ck_assert_uint_eq(st.epoch, 0);
+	ck_assert_int_eq(dacce_translate(e1, e0, tg.graph, &st, tg_fn(&tg, "A"), &err), -EINVAL);
+	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "A"), &err), 0);
+	ck_assert_uint_eq(st.epoch, 1);
+	dacce_state_fini(&st);
+	dacce_dict_free(e0);
+	dacce_dict_free(e1);
+	tg_fini(&tg);
+}
+END_TEST
+
+static Suite *translate_suite(void)
+{
+	Suite *s = suite_create("translate");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_live_state_moves_to_the_next_epoch);
+	tcase_add_test(tc, test_tail_records_keep_their_frames);
+	tcase_add_test(tc, test_failed_translation_leaves_the_state_alone);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(translate_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
