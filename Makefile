@@ -49,7 +49,7 @@ BENCH_CORE := $(BUILD)/tests/bench_core
 FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 
 # Simulator settings for `make check`; override SIM_ARGS to explore.
-SIM_ARGS ?= --programs 1200 --seed 1
+SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
 .PHONY: all core check unit simulate bench-core fuzz deps clean help
@@ -94,7 +94,8 @@ $(BENCH_CORE): $(BUILD)/obj/tests/bench_core.o $(TEST_SUPPORT_OBJS) $(CORE_LIB)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(CORE_LDLIBS)
 
 # ---------------------------------------------------------------- running
-check: unit simulate
+check: $(CHECK_BINS) $(SIMULATE)
+	$(Q)tests/run-checks.sh $(SIMULATE) "$(SIM_ARGS)" $(CHECK_BINS)
 
 unit: $(CHECK_BINS)
 	$(Q)set -e; for t in $(CHECK_BINS); do echo "== $$t"; $$t; done

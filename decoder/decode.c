@@ -96,17 +96,33 @@ static int adjust_id(struct decoder *d, uint64_t id)
 	return 0;
 }
 
+/* Ends of an edge of the epoch, or of one found after it. */
+static int edge_ends(const struct decoder *d, uint32_t edge, struct dacce_edge_ends *ends)
+{
+	const struct dacce_edge *e;
+
+	if (edge < d->dict->n_edges) {
+		*ends = d->dict->edge_ends[edge];
+		return 0;
+	}
+	if (!d->later || edge >= d->later->n_edges)
+		return -ENOENT;
+	e = &d->later->edges[edge];
+	*ends = (struct dacce_edge_ends){ .caller = e->caller, .callee = e->callee, .kind = e->kind };
+	return 0;
+}
+
 /* Pops one push of the top entry if its callee is the current node. */
 static int try_pop(struct decoder *d, bool *popped)
 {
 	const struct dacce_cc_entry *entry = &d->snap->cc[d->entries - 1];
-	struct dacce_edge_view v;
+	struct dacce_edge_ends v;
 	bool nested;
 	uint32_t next;
 	int err;
 
 	*popped = false;
-	if (dacce_dict_edge(d->dict, d->later, entry->edge, &v))
+	if (edge_ends(d, entry->edge, &v))
 		return fail(d, -EILSEQ, "ccStack names an unknown edge");
 	if (v.callee != d->node)
 		return 0;
@@ -134,29 +150,34 @@ static int try_pop(struct decoder *d, bool *popped)
 static int take_encoded_edge(struct decoder *d)
 {
 	const struct dacce_dict *dict = d->dict;
-	uint32_t lo, hi, e;
+	const struct dacce_in_range *ranges, *hit;
+	uint32_t node = d->node, lo, hi;
 
 	if (d->node >= dict->n_nodes)
 		return fail(d, -EILSEQ, "function was not encoded in this epoch");
+	ranges = dict->in_range;
 	lo = dict->in_start[d->node];
 	hi = dict->in_start[d->node + 1];
-	/* Last edge with En <= id: ranges are sorted and disjoint. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	/* Find the last range starting at or below the id: they are sorted and disjoint. */
+	if (hi - lo <= 8) {
+		while (hi > lo && ranges[hi - 1].en > d->id)
+			hi--;
+	} else {
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
 
-		if (dict->en[dict->in_edges[mid]] <= d->id)
-			lo = mid + 1;
-		else
-			hi = mid;
+			if (ranges[mid].en <= d->id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
-	if (lo == dict->in_start[d->node])
+	if (hi == dict->in_start[d->node] || d->id >= ranges[hi - 1].end)
 		return fail(d, -EILSEQ, "no encoded edge holds the id");
-	e = dict->in_edges[lo - 1];
-	if (d->id - dict->en[e] >= dict->num_cc[dict->edge_caller[e]])
-		return fail(d, -EILSEQ, "no encoded edge holds the id");
-	d->id -= dict->en[e];
-	d->node = dict->edge_caller[e];
-	return emit(d, dict->edge_callee[e], e);
+	hit = &ranges[hi - 1];
+	d->id -= hit->en;
+	d->node = hit->caller;
+	return emit(d, node, hit->edge);
 }
 
 static int run(struct decoder *d)

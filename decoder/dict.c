@@ -22,6 +22,8 @@ void dacce_dict_free(struct dacce_dict *dict)
 	free(dict->dummy);
 	free(dict->in_start);
 	free(dict->in_edges);
+	free(dict->in_range);
+	free(dict->edge_ends);
 	free(dict->site_caller);
 	free(dict->site_kind);
 	free(dict->edge_site);
@@ -76,6 +78,42 @@ struct dacce_dict *dacce_dict_alloc(uint32_t n_nodes, uint32_t n_sites, uint32_t
 		return NULL;
 	}
 	return dict;
+}
+
+int dacce_dict_index(struct dacce_dict *dict)
+{
+	uint32_t n_in = dict->in_start[dict->n_nodes];
+	struct dacce_in_range *range = calloc(n_in ? n_in : 1, sizeof(*range));
+
+	if (!range)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n_in; k++) {
+		uint32_t e = dict->in_edges[k];
+		uint32_t caller = dict->edge_caller[e];
+
+		range[k] = (struct dacce_in_range){
+			.en = dict->en[e],
+			.end = dict->en[e] + dict->num_cc[caller],
+			.caller = caller,
+			.edge = e,
+		};
+	}
+	free(dict->in_range);
+	dict->in_range = range;
+
+	struct dacce_edge_ends *ends = calloc(dict->n_edges ? dict->n_edges : 1, sizeof(*ends));
+
+	if (!ends)
+		return -ENOMEM;
+	for (uint32_t e = 0; e < dict->n_edges; e++)
+		ends[e] = (struct dacce_edge_ends){
+			.caller = dict->edge_caller[e],
+			.callee = dict->edge_callee[e],
+			.kind = dict->site_kind[dict->edge_site[e]],
+		};
+	free(dict->edge_ends);
+	dict->edge_ends = ends;
+	return 0;
 }
 
 int dacce_dict_edge(const struct dacce_dict *dict, const struct dacce_graph *later,

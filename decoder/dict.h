@@ -27,12 +27,35 @@ enum dacce_edge_class {
 	DACCE_EDGE_BACK,	/* closes a cycle: pushed on the ccStack */
 };
 
+/* Dispatch tables hold at most 2^24 slots, at most half full. */
+#define DACCE_DISPATCH_MAX_TARGETS (1u << 23)
+
 /* An indirect site with many targets dispatches through a hash table. */
 struct dacce_dispatch {
 	uint32_t site;
 	uint32_t bits;	   /* table holds 1 << bits slots */
 	uint32_t *callee;  /* key per slot, DACCE_NONE when empty */
 	uint32_t *edge;	   /* value per slot */
+};
+
+/*
+ * One encoded incoming edge as the decoder needs it: the id range it covers
+ * and where it leads.  Derived from in_edges, en and num_cc (never stored in
+ * files) and laid out contiguously per node so that decoding one frame
+ * touches one or two cache lines instead of chasing four arrays.
+ */
+struct dacce_in_range {
+	uint64_t en;
+	uint64_t end; /* en + numCC(caller) */
+	uint32_t caller;
+	uint32_t edge;
+};
+
+/* Where an edge goes, packed for the decoder's ccStack pops (derived, like in_range). */
+struct dacce_edge_ends {
+	uint32_t caller;
+	uint32_t callee;
+	uint32_t kind;
 };
 
 struct dacce_dict {
@@ -48,6 +71,7 @@ struct dacce_dict {
 	uint8_t *dummy;	      /* 1: no encoded path from R; range [0,1) reserved */
 	uint32_t *in_start;   /* n_nodes + 1 offsets into in_edges */
 	uint32_t *in_edges;   /* encoded incoming edges of each node, by En */
+	struct dacce_in_range *in_range; /* parallel to in_edges; see dacce_dict_index */
 
 	/* Per site: a copy of the graph's structure. */
 	uint32_t *site_caller;
@@ -60,6 +84,7 @@ struct dacce_dict {
 	uint8_t *edge_class;
 	uint8_t *edge_compress; /* 1: a repeat of the top entry bumps its count */
 	uint64_t *en;		/* meaningful for DACCE_EDGE_ENCODED */
+	struct dacce_edge_ends *edge_ends; /* derived; see dacce_dict_index */
 
 	struct dacce_dispatch *dispatch;
 	uint32_t n_dispatch;
@@ -91,6 +116,14 @@ void dacce_dict_free(struct dacce_dict *dict);
 /* Allocates the arrays of a dictionary of this size (for the decoder of files). */
 struct dacce_dict *dacce_dict_alloc(uint32_t n_nodes, uint32_t n_sites, uint32_t n_edges,
 				    uint32_t n_in_edges, uint32_t n_dispatch);
+
+/*
+ * Builds the decoder's derived indexes (in_range, edge_ends) from in_edges,
+ * en, num_cc and the edge structure.
+ * Encoding and reading a file call it; call it again after editing those.
+ * Returns 0 or -ENOMEM.
+ */
+int dacce_dict_index(struct dacce_dict *dict);
 
 /* Structural access that also covers edges added after the epoch. */
 struct dacce_edge_view {

@@ -269,6 +269,7 @@ static int build_one_table(struct dacce_dispatch *t, uint32_t site, const uint32
 	if (!t->callee || !t->edge)
 		return -ENOMEM;
 	memset(t->callee, 0xff, sizeof(*t->callee) << bits);
+	memset(t->edge, 0xff, sizeof(*t->edge) << bits);
 	for (uint32_t i = 0; i < count; i++) {
 		uint32_t callee = g->edges[edges[i]].callee;
 		uint32_t slot = dacce_dispatch_slot(callee, bits);
@@ -326,8 +327,9 @@ static int build_dispatch_tables(struct encoder *enc)
 		uint8_t kind = g->sites[s].kind;
 		struct dacce_dispatch *grown;
 
+		/* Past DACCE_DISPATCH_MAX_TARGETS the runtime's slow path is as good. */
 		if ((kind != DACCE_SITE_INDIRECT && kind != DACCE_SITE_TAIL_INDIRECT) ||
-		    count < min)
+		    count < min || count > DACCE_DISPATCH_MAX_TARGETS)
 			continue;
 		grown = realloc(d->dispatch, sizeof(*grown) * (d->n_dispatch + 1));
 		if (!grown) {
@@ -399,6 +401,8 @@ int dacce_encode(const struct dacce_graph *graph, const struct dacce_encode_opts
 		goto cleanup;
 	assign_compression(&enc);
 	err = build_dispatch_tables(&enc);
+	if (!err)
+		err = dacce_dict_index(enc.dict);
 	if (err)
 		goto cleanup;
 	*out = enc.dict;

@@ -11,10 +11,12 @@
 
 static bool states_equal(const struct dacce_state *a, const struct dacce_state *b)
 {
-	return a->epoch == b->epoch && a->id == b->id && a->cc_depth == b->cc_depth &&
-	       a->tc_depth == b->tc_depth &&
-	       memcmp(a->cc, b->cc, sizeof(*a->cc) * a->cc_depth) == 0 &&
-	       memcmp(a->tc, b->tc, sizeof(*a->tc) * a->tc_depth) == 0;
+	if (a->epoch != b->epoch || a->id != b->id || a->cc_depth != b->cc_depth ||
+	    a->tc_depth != b->tc_depth)
+		return false;
+	if (a->cc_depth && memcmp(a->cc, b->cc, sizeof(*a->cc) * a->cc_depth) != 0)
+		return false;
+	return a->tc_depth == 0 || memcmp(a->tc, b->tc, sizeof(*a->tc) * a->tc_depth) == 0;
 }
 
 /* main -> A (encoded, En 1 via a colder second caller), A -tail-> B, B -> C. */
