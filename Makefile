@@ -24,7 +24,7 @@ CLANG ?= clang
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS += -Idecoder -Iinclude -Itests/support -D_GNU_SOURCE
+CPPFLAGS += -Idecoder -Iinclude -Iruntime -Itests/support -D_GNU_SOURCE
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SAN_FLAGS) -MMD -MP
 LDFLAGS += $(SAN_FLAGS)
 
@@ -38,6 +38,27 @@ CORE_PIC_OBJS := $(CORE_SRCS:%.c=$(BUILD)/pic/%.o)
 CORE_LIB := $(BUILD)/libdacce-core.a
 CORE_PIC_LIB := $(BUILD)/libdacce-core-pic.a
 CORE_LDLIBS := -lz
+
+# ---------------------------------------------------------------- runtime
+# libdacce.so: the preloaded runtime.  Its objects are PIC; the Check suites
+# for runtime modules (tests/check_rt_*.c) link the same objects statically.
+RT_SRCS := $(wildcard runtime/*.c)
+RT_ASM := $(wildcard runtime/*.S)
+RT_OBJS := $(RT_SRCS:%.c=$(BUILD)/pic/%.o) $(RT_ASM:%.S=$(BUILD)/pic/%.o)
+RT_LIB := $(BUILD)/libdacce.so
+# start.o interposes process start-up: never linked into a test program.
+RT_TEST_OBJS := $(filter-out %/runtime/start.o,$(RT_OBJS))
+RT_LDLIBS := -lZydis -ldw -lelf -lpthread -ldl
+
+$(BUILD)/pic/%.o: %.S
+	$(call msg,AS,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+$(RT_LIB): $(RT_OBJS) $(CORE_PIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,--version-script=runtime/libdacce.map -Wl,-z,now \
+		$(RT_OBJS) $(CORE_PIC_LIB) -o $@ $(RT_LDLIBS) $(CORE_LDLIBS)
 
 # ---------------------------------------------------------------- tests
 CHECK_SRCS := $(wildcard tests/check_*.c)
@@ -56,7 +77,7 @@ FUZZ_SECONDS ?= 60
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-all: core $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)
+all: core $(if $(RT_SRCS),$(RT_LIB)) $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)
 
 core: $(CORE_LIB) $(CORE_PIC_LIB)
 
@@ -77,6 +98,11 @@ $(CORE_LIB): $(CORE_OBJS)
 $(CORE_PIC_LIB): $(CORE_PIC_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/check_rt_%: $(BUILD)/obj/tests/check_rt_%.o $(TEST_SUPPORT_OBJS) $(RT_TEST_OBJS) $(CORE_PIC_LIB)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(RT_LDLIBS) $(CORE_LDLIBS) $(CHECK_LIBS)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(TEST_SUPPORT_OBJS) $(CORE_LIB)
 	$(call msg,LD,$@)
@@ -121,7 +147,8 @@ fuzz: $(FUZZ_DICT)
 		$(BUILD)/fuzz/corpus tests/fuzz-seeds
 
 # ---------------------------------------------------------------- set-up
-DEBIAN_PACKAGES := build-essential pkg-config check zlib1g-dev clang llvm
+DEBIAN_PACKAGES := build-essential pkg-config check zlib1g-dev clang llvm \
+	libzydis-dev libzycore-dev libelf-dev libdw-dev
 
 deps:
 	$(Q)if command -v apt-get >/dev/null; then \

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+#include "codecache.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Keep clear of the rel32 edge: instructions add a few bytes to their target. */
+#define REACH ((uintptr_t)INT32_MAX - (1u << 20))
+#define LOWEST_ADDRESS ((uintptr_t)1 << 16)
+#define HIGHEST_ADDRESS ((uintptr_t)1 << 47)
+
+void dacce_codecache_init(struct dacce_codecache *cache)
+{
+	memset(cache, 0, sizeof(*cache));
+}
+
+void dacce_codecache_fini(struct dacce_codecache *cache)
+{
+	if (!cache)
+		return;
+	for (size_t i = 0; i < cache->n; i++) {
+		munmap((void *)cache->regions[i].exec, cache->regions[i].size);
+		munmap(cache->regions[i].write, cache->regions[i].size);
+	}
+	free(cache->regions);
+	memset(cache, 0, sizeof(*cache));
+}
+
+static uintptr_t distance(uintptr_t a, uintptr_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Every byte of [start, start+size) and of [near_lo, near_hi) within rel32 of each other. */
+static bool region_reaches(uintptr_t start, size_t size, uintptr_t near_lo, uintptr_t near_hi)
+{
+	/* The farthest pairs are the opposite ends. */
+	return distance(start + size, near_lo) <= REACH && distance(near_hi, start) <= REACH;
+}
+
+struct mapping {
+	uintptr_t start, end;
+};
+
+/* The process's mappings, sorted (as /proc/self/maps lists them). */
+static int read_mappings(struct mapping **out, size_t *n_out)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	struct mapping *list = NULL, *grown;
+	size_t n = 0, cap = 0;
+	unsigned long start, end;
+	char line[512];
+	int err = 0;
+
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(list, cap * sizeof(*list));
+			if (!grown) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			list = grown;
+		}
+		list[n++] = (struct mapping){ .start = start, .end = end };
+	}
+	*out = list;
+	*n_out = n;
+	list = NULL;
+cleanup:
+	free(list);
+	fclose(maps);
+	return err;
+}
+
+/* Closest free spot of size bytes, within reach, or 0. */
+static uintptr_t find_gap(uintptr_t near_lo, uintptr_t near_hi, size_t size)
+{
+	struct mapping *maps = NULL;
+	size_t n = 0;
+	uintptr_t best = 0, best_distance = UINTPTR_MAX;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	if (read_mappings(&maps, &n))
+		return 0;
+	for (size_t i = 0; i <= n; i++) {
+		uintptr_t gap_lo = i == 0 ? LOWEST_ADDRESS : maps[i - 1].end;
+		uintptr_t gap_hi = i == n ? HIGHEST_ADDRESS : maps[i].start;
+		uintptr_t candidates[2];
+
+		/* Leave a guard page on each side of the region. */
+		gap_lo += page;
+		if (gap_hi < page || gap_hi - page < gap_lo || gap_hi - page - gap_lo < size)
+			continue;
+		gap_hi -= page;
+		/* The two ends of the gap nearest to the code. */
+		candidates[0] = gap_lo;
+		candidates[1] = (gap_hi - size) & ~(page - 1);
+		for (int c = 0; c < 2; c++) {
+			uintptr_t at = candidates[c];
+			uintptr_t how_far = at > near_hi ? at - near_hi
+					    : at + size < near_lo ? near_lo - at : 0;
+
+			if (at < gap_lo || !region_reaches(at, size, near_lo, near_hi))
+				continue;
+			if (how_far < best_distance) {
+				best = at;
+				best_distance = how_far;
+			}
+		}
+	}
+	free(maps);
+	return best;
+}
+
+static int map_region(uintptr_t at, size_t size, struct dacce_code_region *region)
+{
+	int fd = memfd_create("dacce-code", MFD_CLOEXEC);
+	void *exec = MAP_FAILED, *write = MAP_FAILED;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	exec = mmap((void *)at, size, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (exec == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	if ((uintptr_t)exec != at) { /* kernels without MAP_FIXED_NOREPLACE treat it as a hint */
+		err = -EEXIST;
+		goto cleanup;
+	}
+	write = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (write == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* int3 everywhere: a stray jump into unused cache traps instead of sliding. */
+	memset(write, 0xcc, size);
+	*region = (struct dacce_code_region){ .exec = at, .write = write, .size = size };
+	exec = write = MAP_FAILED;
+	err = 0;
+cleanup:
+	if (exec != MAP_FAILED)
+		munmap(exec, size);
+	if (write != MAP_FAILED)
+		munmap(write, size);
+	close(fd);
+	return err;
+}
+
+static int add_region(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_t near_hi,
+		      size_t min_size)
+{
+	size_t size = DACCE_CODE_REGION_SIZE;
+	struct dacce_code_region region;
+	int err = -ENOSPC;
+
+	while (size < min_size)
+		size *= 2;
+	if (cache->n == cache->cap) {
+		size_t cap = cache->cap ? cache->cap * 2 : 8;
+		struct dacce_code_region *grown = realloc(cache->regions, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		cache->regions = grown;
+		cache->cap = cap;
+	}
+	/* Another thread may map into the gap between reading maps and mapping: retry. */
+	for (int attempt = 0; attempt < 8; attempt++) {
+		uintptr_t at = find_gap(near_lo, near_hi, size);
+
+		if (!at)
+			return -ENOSPC;
+		err = map_region(at, size, &region);
+		if (err != -EEXIST)
+			break;
+	}
+	if (err)
+		return err;
+	cache->regions[cache->n++] = region;
+	return 0;
+}
+
+static bool carve(struct dacce_code_region *r, uintptr_t near_lo, uintptr_t near_hi, size_t len,
+		  size_t align, uintptr_t *exec, uint8_t **write)
+{
+	size_t offset = (r->used + align - 1) & ~(align - 1);
+
+	if (offset > r->size || r->size - offset < len)
+		return false;
+	if (!region_reaches(r->exec + offset, len, near_lo, near_hi))
+		return false;
+	*exec = r->exec + offset;
+	*write = r->write + offset;
+	r->used = offset + len;
+	return true;
+}
+
+int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_t near_hi,
+			  size_t len, size_t align, uintptr_t *exec, uint8_t **write)
+{
+	int err;
+
+	if (!cache || !exec || !write || len == 0 || !align || (align & (align - 1)) ||
+	    near_hi < near_lo || near_hi - near_lo > REACH)
+		return -EINVAL;
+	for (size_t i = 0; i < cache->n; i++)
+		if (carve(&cache->regions[i], near_lo, near_hi, len, align, exec, write))
+			return 0;
+	err = add_region(cache, near_lo, near_hi, len + align);
+	if (err)
+		return err;
+	return carve(&cache->regions[cache->n - 1], near_lo, near_hi, len, align, exec, write)
+		       ? 0
+		       : -ENOSPC;
+}
+
+uint8_t *dacce_codecache_writable(const struct dacce_codecache *cache, uintptr_t exec)
+{
+	for (size_t i = 0; i < cache->n; i++) {
+		const struct dacce_code_region *r = &cache->regions[i];
+
+		if (exec >= r->exec && exec - r->exec < r->size)
+			return r->write + (exec - r->exec);
+	}
+	return NULL;
+}
+
+int dacce_codecache_contains(const struct dacce_codecache *cache, uintptr_t addr)
+{
+	return dacce_codecache_writable(cache, addr) != NULL;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Executable memory for trampolines, within rel32 reach of the code that
+ * jumps to it.  Each region is one memfd mapped twice: read+execute where
+ * it runs, read+write elsewhere for the runtime to fill in.  No mapping is
+ * ever writable and executable at once.  Callers serialise allocation.
+ */
+#ifndef DACCE_RT_CODECACHE_H
+#define DACCE_RT_CODECACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DACCE_CODE_REGION_SIZE (1u << 20)
+
+struct dacce_code_region {
+	uintptr_t exec;	  /* where the code runs */
+	uint8_t *write;	  /* the same bytes, writable */
+	size_t size, used;
+};
+
+struct dacce_codecache {
+	struct dacce_code_region *regions;
+	size_t n, cap;
+};
+
+void dacce_codecache_init(struct dacce_codecache *cache);
+void dacce_codecache_fini(struct dacce_codecache *cache);
+
+/*
+ * Reserves len bytes aligned to align (a power of two) whose every byte is
+ * within rel32 reach of every address in [near_lo, near_hi).  Returns 0 and
+ * both views, -ENOSPC when no gap in the address space is close enough,
+ * or another negative errno.
+ */
+int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_t near_hi,
+			  size_t len, size_t align, uintptr_t *exec, uint8_t **write);
+
+/* The writable view of an executable address in the cache, or NULL. */
+uint8_t *dacce_codecache_writable(const struct dacce_codecache *cache, uintptr_t exec);
+
+/* Whether addr lies in code the cache handed out. */
+int dacce_codecache_contains(const struct dacce_codecache *cache, uintptr_t addr);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Machine code for the operations of decoder/machine.h.  What these emit
+ * must leave the TLS block exactly as dacce_op_call / dacce_op_return leave
+ * a struct dacce_state; tests/check_rt_ops.c runs both side by side.
+ *
+ * Register contract: "before" code runs at a call site, where flags, %r11
+ * and the red zone are dead and every argument register is live; it uses
+ * %r11 and spills %rax below %rsp.  "after" code runs after the callee
+ * returned, where %rax/%rdx (and vector registers) hold return values; it
+ * uses %r11 and %rcx.
+ */
+#ifndef DACCE_RT_OPS_H
+#define DACCE_RT_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dict.h"
+#include "x86.h"
+
+enum dacce_rt_op_kind {
+	DACCE_RT_OP_NONE,  /* encoded with En = 0: nothing to do */
+	DACCE_RT_OP_ADD,   /* encoded: id += En, id -= En */
+	DACCE_RT_OP_PUSH,  /* pushed on the ccStack */
+};
+
+struct dacce_rt_op {
+	enum dacce_rt_op_kind kind;
+	uint64_t en;
+	uint32_t edge;
+	bool compress;
+	uint64_t reset_id; /* maxID + 1 of the epoch */
+};
+
+/* The operation of edge in dict's epoch (later covers edges found since). */
+int dacce_rt_op_for_edge(const struct dacce_dict *dict, const struct dacce_graph *later,
+			 uint32_t edge, struct dacce_rt_op *op);
+
+/* tpoff is dacce_tls_tpoff(): the TLS block's offset from %fs. */
+void dacce_emit_before(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);
+void dacce_emit_after(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-thread context block, in static TLS (initial-exec), read and
+ * written by generated code as %fs:(tpoff + field) and by BPF at
+ * fsbase + tpoff.  The layout is ABI between the runtime, its generated code
+ * and the sampler: change it only with DACCE_TLS_LAYOUT_VERSION.
+ */
+#ifndef DACCE_RT_TLS_H
+#define DACCE_RT_TLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "machine.h"
+
+#define DACCE_TLS_LAYOUT_VERSION 1
+
+/* A tail record as generated code keeps it (machine.h's dacce_tc_entry, with pointers). */
+struct dacce_rt_tail_record {
+	uint64_t id;
+	struct dacce_cc_entry *cc_top;
+	uint32_t top_aux;
+	uint32_t reserved;
+	uint64_t frame;	      /* address of the return-address slot it guards */
+	uint64_t return_to;   /* the return address it replaced */
+};
+
+struct dacce_tls {
+	uint64_t id;
+	struct dacce_cc_entry *cc_top;	 /* one past the top entry */
+	struct dacce_cc_entry *cc_base;
+	struct dacce_rt_tail_record *tc_top;
+	struct dacce_rt_tail_record *tc_base;
+	uint64_t epoch;
+	uint64_t flags;
+};
+
+#define DACCE_TLS_ID offsetof(struct dacce_tls, id)
+#define DACCE_TLS_CC_TOP offsetof(struct dacce_tls, cc_top)
+#define DACCE_TLS_CC_BASE offsetof(struct dacce_tls, cc_base)
+#define DACCE_TLS_TC_TOP offsetof(struct dacce_tls, tc_top)
+#define DACCE_TLS_TC_BASE offsetof(struct dacce_tls, tc_base)
+
+_Static_assert(sizeof(struct dacce_cc_entry) == 16, "generated code assumes 16-byte entries");
+_Static_assert(offsetof(struct dacce_cc_entry, edge) == 8, "entry layout");
+_Static_assert(offsetof(struct dacce_cc_entry, aux) == 12, "entry layout");
+
+/* This thread's block. */
+struct dacce_tls *dacce_tls_self(void);
+
+/* Offset of the block from the thread pointer (%fs base): the same in every thread. */
+int32_t dacce_tls_tpoff(void);
+
+#endif

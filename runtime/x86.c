@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+#include "x86.h"
+
+#include <string.h>
+
+#define FS_PREFIX 0x64
+#define REX_W 0x48
+#define REX_WB 0x49 /* 64-bit, ModRM.rm extended: %r11 as base */
+#define REX_WR 0x4c /* 64-bit, ModRM.reg extended: %r11 as operand */
+#define REX_B 0x41  /* 32-bit operation, %r11 as base */
+
+/* ModRM for [disp32] without base or index, then SIB 0x25 (absolute). */
+#define MODRM_ABS(reg) ((uint8_t)(((reg) & 7) << 3 | 0x04))
+#define SIB_ABS 0x25
+/* ModRM for [%r11 + disp8] (rm = 011 with REX.B) and [%rsp + disp8] (needs SIB 0x24). */
+#define MODRM_R11_D8(reg) ((uint8_t)(0x40 | ((reg) & 7) << 3 | 0x03))
+#define MODRM_RSP_D8(reg) ((uint8_t)(0x40 | ((reg) & 7) << 3 | 0x04))
+#define SIB_RSP 0x24
+
+enum { RAX = 0, RCX = 1, R11 = 11 };
+
+void x86_init(struct x86_buf *b, uint8_t *code, size_t cap, uintptr_t addr)
+{
+	b->code = code;
+	b->len = 0;
+	b->cap = cap;
+	b->addr = addr;
+	b->overflow = false;
+}
+
+static void emit(struct x86_buf *b, const uint8_t *bytes, size_t n)
+{
+	if (b->overflow || b->len + n > b->cap) {
+		b->overflow = true;
+		return;
+	}
+	memcpy(b->code + b->len, bytes, n);
+	b->len += n;
+}
+
+static void emit_u32(uint8_t *out, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* prefix(es) opcode ModRM SIB disp32 for an %fs:disp32 operand. */
+static void fs_op(struct x86_buf *b, uint8_t rex, uint8_t opcode, int reg, int32_t disp)
+{
+	uint8_t insn[9] = { FS_PREFIX, rex, opcode, MODRM_ABS(reg), SIB_ABS };
+
+	emit_u32(insn + 5, (uint32_t)disp);
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_mov_fs_to_r11(struct x86_buf *b, int32_t disp) { fs_op(b, REX_WR, 0x8b, R11, disp); }
+void x86_mov_r11_to_fs(struct x86_buf *b, int32_t disp) { fs_op(b, REX_WR, 0x89, R11, disp); }
+void x86_mov_fs_to_rax(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x8b, RAX, disp); }
+void x86_mov_rcx_to_fs(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x89, RCX, disp); }
+void x86_add_r11_to_fs(struct x86_buf *b, int32_t disp) { fs_op(b, REX_WR, 0x01, R11, disp); }
+void x86_sub_r11_from_fs(struct x86_buf *b, int32_t disp) { fs_op(b, REX_WR, 0x29, R11, disp); }
+void x86_cmp_fs_with_r11(struct x86_buf *b, int32_t disp) { fs_op(b, REX_WR, 0x3b, R11, disp); }
+
+/* 81 /0 (add) and 81 /5 (sub) with a sign-extended imm32. */
+static void fs_imm_op(struct x86_buf *b, int ext, int32_t disp, int32_t imm)
+{
+	uint8_t insn[13] = { FS_PREFIX, REX_W, 0x81, MODRM_ABS(ext), SIB_ABS };
+
+	emit_u32(insn + 5, (uint32_t)disp);
+	emit_u32(insn + 9, (uint32_t)imm);
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_add_imm_to_fs(struct x86_buf *b, int32_t disp, int32_t imm) { fs_imm_op(b, 0, disp, imm); }
+void x86_sub_imm_from_fs(struct x86_buf *b, int32_t disp, int32_t imm) { fs_imm_op(b, 5, disp, imm); }
+
+void x86_movabs_r11(struct x86_buf *b, uint64_t imm)
+{
+	uint8_t insn[10] = { REX_WB, 0xbb };
+
+	emit_u32(insn + 2, (uint32_t)imm);
+	emit_u32(insn + 6, (uint32_t)(imm >> 32));
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_spill_rax(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { REX_W, 0x89, MODRM_RSP_D8(RAX), SIB_RSP, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_reload_rax(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { REX_W, 0x8b, MODRM_RSP_D8(RAX), SIB_RSP, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+static void r11_op(struct x86_buf *b, uint8_t rex, uint8_t opcode, int reg, int8_t disp)
+{
+	uint8_t insn[] = { rex, opcode, MODRM_R11_D8(reg), (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_store_rax_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x89, RAX, disp); }
+void x86_load_rcx_from_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x8b, RCX, disp); }
+void x86_cmp_rax_with_r11_mem(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x39, RAX, disp); }
+void x86_inc32_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0xff, 0, disp); }
+void x86_dec32_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0xff, 1, disp); }
+
+void x86_store_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm)
+{
+	uint8_t insn[8] = { REX_B, 0xc7, MODRM_R11_D8(0), (uint8_t)disp };
+
+	emit_u32(insn + 4, imm);
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_cmp_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm)
+{
+	uint8_t insn[8] = { REX_B, 0x81, MODRM_R11_D8(7), (uint8_t)disp };
+
+	emit_u32(insn + 4, imm);
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_add_r11_imm8(struct x86_buf *b, int8_t imm)
+{
+	/* 83 /0 ib; a negative imm subtracts. */
+	uint8_t insn[] = { REX_WB, 0x83, 0xc3, (uint8_t)imm };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_ret(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0xc3 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+bool x86_rel32_reaches(uintptr_t from, uintptr_t target)
+{
+	int64_t delta = (int64_t)(target - from);
+
+	return delta >= INT32_MIN && delta <= INT32_MAX;
+}
+
+static void rel32_op(struct x86_buf *b, uint8_t opcode, uintptr_t target)
+{
+	uint8_t insn[5] = { opcode };
+	uintptr_t end = b->addr + b->len + sizeof(insn);
+
+	if (!x86_rel32_reaches(end, target)) {
+		b->overflow = true;
+		return;
+	}
+	emit_u32(insn + 1, (uint32_t)(target - end));
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_call(struct x86_buf *b, uintptr_t target) { rel32_op(b, 0xe8, target); }
+void x86_jmp(struct x86_buf *b, uintptr_t target) { rel32_op(b, 0xe9, target); }
+
+void x86_jmp_abs_indirect(struct x86_buf *b, uintptr_t target)
+{
+	uint8_t insn[14] = { 0xff, 0x25, 0, 0, 0, 0 };
+
+	emit_u32(insn + 6, (uint32_t)target);
+	emit_u32(insn + 10, (uint32_t)(target >> 32));
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_endbr64(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	emit(b, insn, sizeof(insn));
+}
+
+x86_label x86_jcc_short(struct x86_buf *b, enum x86_cond cond)
+{
+	uint8_t insn[] = { (uint8_t)(0x70 | cond), 0 };
+
+	emit(b, insn, sizeof(insn));
+	return b->len;
+}
+
+x86_label x86_jmp_short(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0xeb, 0 };
+
+	emit(b, insn, sizeof(insn));
+	return b->len;
+}
+
+void x86_bind(struct x86_buf *b, x86_label label)
+{
+	size_t distance = b->len - label;
+
+	if (b->overflow)
+		return;
+	if (distance > 127) {
+		b->overflow = true;
+		return;
+	}
+	b->code[label - 1] = (uint8_t)distance;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A tiny x86-64 machine-code writer: just the instructions the runtime's
+ * generated code uses, each spelled out once.  Registers are fixed by the
+ * instruction (the generated code only ever uses %r11, %rax and %rcx), so
+ * there is no general operand encoder to get wrong.
+ */
+#ifndef DACCE_RT_X86_H
+#define DACCE_RT_X86_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct x86_buf {
+	uint8_t *code;
+	size_t len, cap;
+	uintptr_t addr;	 /* run-time address of code[0], for rel32 targets */
+	bool overflow;	 /* set when an instruction did not fit or could not be encoded */
+};
+
+void x86_init(struct x86_buf *b, uint8_t *code, size_t cap, uintptr_t addr);
+
+/* A forward short jump to patch once its target is known. */
+typedef size_t x86_label;
+
+/* %fs-relative 64-bit accesses with a 32-bit displacement. */
+void x86_mov_fs_to_r11(struct x86_buf *b, int32_t disp);
+void x86_mov_r11_to_fs(struct x86_buf *b, int32_t disp);
+void x86_mov_fs_to_rax(struct x86_buf *b, int32_t disp);
+void x86_mov_rcx_to_fs(struct x86_buf *b, int32_t disp);
+void x86_add_r11_to_fs(struct x86_buf *b, int32_t disp);
+void x86_sub_r11_from_fs(struct x86_buf *b, int32_t disp);
+void x86_add_imm_to_fs(struct x86_buf *b, int32_t disp, int32_t imm);
+void x86_sub_imm_from_fs(struct x86_buf *b, int32_t disp, int32_t imm);
+void x86_cmp_fs_with_r11(struct x86_buf *b, int32_t disp); /* flags of r11 - [fs:disp] */
+
+void x86_movabs_r11(struct x86_buf *b, uint64_t imm);
+
+/* Red-zone spills of %rax (below %rsp: dead at call sites, skipped by signal frames). */
+void x86_spill_rax(struct x86_buf *b, int8_t disp);
+void x86_reload_rax(struct x86_buf *b, int8_t disp);
+
+/* Accesses through %r11 with an 8-bit displacement. */
+void x86_store_rax_at_r11(struct x86_buf *b, int8_t disp);
+void x86_load_rcx_from_r11(struct x86_buf *b, int8_t disp);
+void x86_store_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm);
+void x86_cmp_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm);
+void x86_cmp_rax_with_r11_mem(struct x86_buf *b, int8_t disp); /* flags of [r11+disp] - rax */
+void x86_inc32_at_r11(struct x86_buf *b, int8_t disp);
+void x86_dec32_at_r11(struct x86_buf *b, int8_t disp);
+void x86_add_r11_imm8(struct x86_buf *b, int8_t imm);
+
+/* Control flow. */
+void x86_ret(struct x86_buf *b);
+void x86_call(struct x86_buf *b, uintptr_t target);
+void x86_jmp(struct x86_buf *b, uintptr_t target);
+void x86_jmp_abs_indirect(struct x86_buf *b, uintptr_t target); /* jmp *0(%rip); .quad */
+void x86_endbr64(struct x86_buf *b);
+
+enum x86_cond { X86_JE = 0x4, X86_JNE = 0x5 };
+x86_label x86_jcc_short(struct x86_buf *b, enum x86_cond cond);
+x86_label x86_jmp_short(struct x86_buf *b);
+/* Points a short jump at the current position. */
+void x86_bind(struct x86_buf *b, x86_label label);
+
+/* Whether target is reachable with a rel32 from an instruction ending at from. */
+bool x86_rel32_reaches(uintptr_t from, uintptr_t target);
+
+#endif
