@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+#include "patch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define INT3 0xcc
+
+/* The patch in progress, read by the SIGTRAP handler of any thread. */
+static _Atomic uintptr_t pending_addr;
+static struct dacce_patch pending;
+static struct sigaction previous_sigtrap;
+static bool can_sync_cores;
+
+static int membarrier(int cmd)
+{
+	return (int)syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+/* Every thread of the process serialises its instruction fetch before we go on. */
+static void sync_all_cores(void)
+{
+	if (can_sync_cores)
+		membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE);
+}
+
+static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
+{
+	if (previous_sigtrap.sa_flags & SA_SIGINFO) {
+		if (previous_sigtrap.sa_sigaction)
+			previous_sigtrap.sa_sigaction(sig, info, uc_void);
+		return;
+	}
+	if (previous_sigtrap.sa_handler == SIG_IGN)
+		return;
+	if (previous_sigtrap.sa_handler != SIG_DFL) {
+		previous_sigtrap.sa_handler(sig);
+		return;
+	}
+	/* Default action: die of SIGTRAP as the program would have. */
+	signal(SIGTRAP, SIG_DFL);
+	raise(SIGTRAP);
+}
+
+static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
+{
+	ucontext_t *uc = uc_void;
+	greg_t *regs = uc->uc_mcontext.gregs;
+	uintptr_t trap_at = (uintptr_t)regs[REG_RIP] - 1;
+
+	if (info->si_code != SI_KERNEL && info->si_code != TRAP_BRKPT) {
+		chain_to_previous(sig, info, uc_void);
+		return;
+	}
+	if (atomic_load_explicit(&pending_addr, memory_order_acquire) == trap_at) {
+		if (pending.effect == DACCE_PATCH_CALL) {
+			regs[REG_RSP] -= 8;
+			*(uintptr_t *)regs[REG_RSP] = pending.return_to;
+		}
+		regs[REG_RIP] = (greg_t)pending.target;
+		return;
+	}
+	/* Our int3 already replaced by the finished instruction: run that. */
+	if (*(volatile uint8_t *)trap_at != INT3) {
+		regs[REG_RIP] = (greg_t)trap_at;
+		return;
+	}
+	chain_to_previous(sig, info, uc_void);
+}
+
+int dacce_patch_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigtrap;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTRAP, &sa, &previous_sigtrap) < 0)
+		return -errno;
+	can_sync_cores = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
+	return 0;
+}
+
+int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len)
+{
+	/* Opened per write: an fd kept across fork() would still name the parent. */
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	ssize_t done;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	done = pwrite(fd, bytes, len, (off_t)addr);
+	if (done < 0)
+		err = -errno;
+	else if ((size_t)done != len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+int dacce_patch_apply(const struct dacce_patch *patch)
+{
+	static const uint8_t int3 = INT3;
+	int err;
+
+	if (!patch || !patch->bytes || patch->len == 0 || patch->len > 15)
+		return -EINVAL;
+	uint8_t first = *(volatile const uint8_t *)patch->addr;
+
+	pending = *patch;
+	atomic_store_explicit(&pending_addr, patch->addr, memory_order_release);
+
+	err = dacce_patch_write_quiet(patch->addr, &int3, 1);
+	if (err)
+		goto cleanup;
+	sync_all_cores();
+	if (patch->len > 1) {
+		err = dacce_patch_write_quiet(patch->addr + 1, patch->bytes + 1, patch->len - 1);
+		if (err) {
+			/* The tail is unchanged: putting the first byte back restores the old instruction. */
+			dacce_patch_write_quiet(patch->addr, &first, 1);
+			sync_all_cores();
+			goto cleanup;
+		}
+		sync_all_cores();
+	}
+	err = dacce_patch_write_quiet(patch->addr, patch->bytes, 1);
+	sync_all_cores();
+cleanup:
+	/* A thread still on its way to the handler finds the int3 gone and retries. */
+	atomic_store_explicit(&pending_addr, 0, memory_order_release);
+	return err;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rewriting instructions that other threads may be executing.
+ *
+ * The protocol is the one the kernel uses for its own text: put an int3 on
+ * the first byte, write the tail, then the first byte, with every core made
+ * to serialise its instruction stream between steps (membarrier SYNC_CORE).
+ * A thread that meets the int3 meanwhile traps; the SIGTRAP handler moves it
+ * to where the new instruction would have taken it.  Bytes are written
+ * through /proc/self/mem, so page protections never change: no page ever
+ * becomes writable, and no executing page ever loses PROT_EXEC.
+ */
+#ifndef DACCE_RT_PATCH_H
+#define DACCE_RT_PATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a thread that traps on the patch site is made to do instead. */
+enum dacce_patch_effect {
+	DACCE_PATCH_JUMP, /* continue at target */
+	DACCE_PATCH_CALL, /* push return_to, continue at target */
+};
+
+struct dacce_patch {
+	uintptr_t addr;
+	const uint8_t *bytes; /* the new instruction */
+	size_t len;	      /* 1..15, all within one instruction */
+	enum dacce_patch_effect effect;
+	uintptr_t target;
+	uintptr_t return_to; /* DACCE_PATCH_CALL only */
+};
+
+/*
+ * Installs the SIGTRAP handler and registers for core serialisation.
+ * Returns 0, or a negative errno (the caller then must not patch live code).
+ */
+int dacce_patch_init(void);
+
+/* Applies one patch.  Callers serialise patches (one at a time). */
+int dacce_patch_apply(const struct dacce_patch *patch);
+
+/* Writes bytes that no thread can be executing yet (fresh code, dead sites). */
+int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trampolines: the code a patched site jumps to.  A site is entered by
+ * `jmp` (its `call rel32` rewritten as `jmp rel32`), never by `call`, so the
+ * callee sees exactly the stack it would natively: same stack arguments,
+ * same alignment.  The trampoline's own `call` keeps the return-stack
+ * predictor in step, and its `jmp` back lands on the original return site.
+ */
+#ifndef DACCE_RT_TRAMP_H
+#define DACCE_RT_TRAMP_H
+
+#include <stdint.h>
+
+#include "ops.h"
+#include "x86.h"
+
+/* Longest trampoline tramp_build_call emits. */
+#define DACCE_TRAMP_CALL_MAX 256
+
+/*
+ * before(op); call target; after(op); jmp return_to.
+ * Returns the code-cache address of the instruction after the call (the
+ * return address live frames hold), or 0 when b overflowed or a rel32
+ * does not reach.
+ */
+uintptr_t dacce_tramp_build_call(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+				 uintptr_t target, uintptr_t return_to);
+
+/* The 5 bytes of `jmp rel32` at site to dest, or -ERANGE when out of reach. */
+int dacce_tramp_jmp_bytes(uintptr_t site, uintptr_t dest, uint8_t out[5]);
+
+#endif

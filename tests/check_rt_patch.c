@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Patching a real call site of this program: the callee must see exactly
+ * its native arguments and stack, the context block must hold the pushed
+ * entry while it runs and be restored after, and threads running through the
+ * site while it is rewritten back and forth must never notice.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecache.h"
+#include "ops.h"
+#include "patch.h"
+#include "tls.h"
+#include "tramp.h"
+
+#define NOINLINE __attribute__((noinline, noipa))
+
+/* What the callee saw of the context block. */
+static __thread uint64_t seen_id;
+static __thread uint32_t seen_depth, seen_edge;
+static __thread uintptr_t seen_stack_alignment;
+
+static NOINLINE double callee(long a, long b, long c, long d, long e, long f, long g, long h,
+			 double x, double y)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	seen_id = tls->id;
+	seen_depth = tls->cc_base ? (uint32_t)(tls->cc_top - tls->cc_base) : 0;
+	seen_edge = seen_depth ? tls->cc_top[-1].edge : UINT32_MAX;
+	seen_stack_alignment = (uintptr_t)__builtin_frame_address(0) % 16;
+	return (double)(a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h) + x * y;
+}
+
+/* Two stack arguments, vector arguments, and work after the call (no tail call). */
+static NOINLINE double caller(long base)
+{
+	return callee(base, 2, 3, 4, 5, 6, 7, 8, 1.5, 2.0) + 1.0;
+}
+
+static double native_result(long base)
+{
+	return (double)(base + 2 * 2 + 3 * 3 + 4 * 4 + 5 * 5 + 6 * 6 + 7 * 7 + 8 * 8) + 3.0 + 1.0;
+}
+
+/* The `call rel32` in caller that lands on callee. */
+static uintptr_t find_call_site(void)
+{
+	const uint8_t *code = (const uint8_t *)(uintptr_t)&caller;
+
+	for (int i = 0; i < 128; i++) {
+		int32_t rel;
+
+		if (code[i] != 0xe8)
+			continue;
+		memcpy(&rel, code + i + 1, sizeof(rel));
+		if ((uintptr_t)(code + i + 5) + (intptr_t)rel == (uintptr_t)&callee)
+			return (uintptr_t)(code + i);
+	}
+	return 0;
+}
+
+struct patched_site {
+	struct dacce_codecache cache;
+	uintptr_t site;
+	uint8_t native[5], to_trampoline[5];
+	struct dacce_cc_entry cc[64];
+};
+
+static void patched_site_init(struct patched_site *p, uint32_t edge, uint64_t reset_id)
+{
+	struct dacce_rt_op op = {
+		.kind = DACCE_RT_OP_PUSH, .edge = edge, .compress = false, .reset_id = reset_id,
+	};
+	struct x86_buf b;
+	uintptr_t exec;
+	uint8_t *write;
+	struct dacce_tls *tls = dacce_tls_self();
+
+	memset(p, 0, sizeof(*p));
+	ck_assert_int_eq(dacce_patch_init(), 0);
+	p->site = find_call_site();
+	ck_assert_msg(p->site != 0, "no call rel32 from caller to callee");
+	memcpy(p->native, (const void *)p->site, 5);
+	dacce_codecache_init(&p->cache);
+	ck_assert_int_eq(dacce_codecache_alloc(&p->cache, p->site, p->site + 5,
+					       DACCE_TRAMP_CALL_MAX, 16, &exec, &write), 0);
+	x86_init(&b, write, DACCE_TRAMP_CALL_MAX, exec);
+	ck_assert_uint_ne(dacce_tramp_build_call(&b, dacce_tls_tpoff(), &op,
+						 (uintptr_t)&callee, p->site + 5), 0);
+	ck_assert_int_eq(dacce_tramp_jmp_bytes(p->site, exec, p->to_trampoline), 0);
+	tls->cc_base = tls->cc_top = p->cc;
+	tls->id = 5;
+}
+
+static void patched_site_fini(struct patched_site *p)
+{
+	struct dacce_patch back = {
+		.addr = p->site, .bytes = p->native, .len = 5,
+		.effect = DACCE_PATCH_CALL, .target = (uintptr_t)&callee, .return_to = p->site + 5,
+	};
+
+	ck_assert_int_eq(dacce_patch_apply(&back), 0);
+	dacce_tls_self()->cc_base = dacce_tls_self()->cc_top = NULL;
+	dacce_codecache_fini(&p->cache);
+}
+
+static struct dacce_patch to_trampoline(const struct patched_site *p)
+{
+	uintptr_t tramp = p->site + 5 + (uintptr_t)(intptr_t)(int32_t)(
+		p->to_trampoline[1] | p->to_trampoline[2] << 8 | p->to_trampoline[3] << 16 |
+		(uint32_t)p->to_trampoline[4] << 24);
+
+	return (struct dacce_patch){
+		.addr = p->site, .bytes = p->to_trampoline, .len = 5,
+		.effect = DACCE_PATCH_JUMP, .target = tramp,
+	};
+}
+
+START_TEST(test_patched_site_maintains_the_context)
+{
+	struct patched_site p;
+	struct dacce_patch patch;
+	struct dacce_tls *tls;
+
+	patched_site_init(&p, 42, 1000);
+	tls = dacce_tls_self();
+	ck_assert(caller(1) == native_result(1));
+	ck_assert_uint_eq(seen_depth, 0);
+	ck_assert_uint_eq(seen_id, 5);
+
+	patch = to_trampoline(&p);
+	ck_assert_int_eq(dacce_patch_apply(&patch), 0);
+	ck_assert_mem_eq((const void *)p.site, p.to_trampoline, 5);
+	ck_assert(caller(10) == native_result(10));
+	/* During the call: the entry <5, edge 42> and id = maxID + 1. */
+	ck_assert_uint_eq(seen_depth, 1);
+	ck_assert_uint_eq(seen_edge, 42);
+	ck_assert_uint_eq(seen_id, 1000);
+	ck_assert_uint_eq(seen_stack_alignment, 0);
+	/* After it: restored. */
+	ck_assert_uint_eq(tls->id, 5);
+	ck_assert_ptr_eq(tls->cc_top, tls->cc_base);
+	patched_site_fini(&p);
+	ck_assert_mem_eq((const void *)p.site, p.native, 5);
+	ck_assert(caller(3) == native_result(3));
+}
+END_TEST
+
+static atomic_bool stop_racers;
+static atomic_long racer_calls, racer_errors;
+
+static void *racer(void *arg)
+{
+	struct dacce_cc_entry cc[64];
+	struct dacce_tls *tls = dacce_tls_self();
+
+	(void)arg;
+	tls->cc_base = tls->cc_top = cc;
+	tls->id = 9;
+	while (!atomic_load(&stop_racers)) {
+		if (caller(7) != native_result(7) || tls->id != 9 || tls->cc_top != tls->cc_base)
+			atomic_fetch_add(&racer_errors, 1);
+		/* Inside the call the thread saw either the native or the patched site. */
+		if (!(seen_depth == 0 && seen_id == 9) &&
+		    !(seen_depth == 1 && seen_edge == 43 && seen_id == 2000))
+			atomic_fetch_add(&racer_errors, 1);
+		atomic_fetch_add(&racer_calls, 1);
+	}
+	tls->cc_base = tls->cc_top = NULL;
+	return NULL;
+}
+
+START_TEST(test_threads_racing_through_a_site_being_patched)
+{
+	struct patched_site p;
+	struct dacce_patch forth, back;
+	pthread_t threads[2];
+
+	patched_site_init(&p, 43, 2000);
+	forth = to_trampoline(&p);
+	back = (struct dacce_patch){
+		.addr = p.site, .bytes = p.native, .len = 5,
+		.effect = DACCE_PATCH_CALL, .target = (uintptr_t)&callee, .return_to = p.site + 5,
+	};
+	atomic_store(&stop_racers, false);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, racer, NULL), 0);
+	for (int i = 0; i < 2000; i++) {
+		ck_assert_int_eq(dacce_patch_apply(&forth), 0);
+		ck_assert_int_eq(dacce_patch_apply(&back), 0);
+	}
+	atomic_store(&stop_racers, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	ck_assert_int_gt(atomic_load(&racer_calls), 0);
+	ck_assert_int_eq(atomic_load(&racer_errors), 0);
+	patched_site_fini(&p);
+}
+END_TEST
+
+static Suite *patch_suite(void)
+{
+	Suite *s = suite_create("rt_patch");
+	TCase *tc = tcase_create("live");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_patched_site_maintains_the_context);
+	tcase_add_test(tc, test_threads_racing_through_a_site_being_patched);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(patch_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
