@@ -17,7 +17,7 @@
 #define MODRM_RSP_D8(reg) ((uint8_t)(0x40 | ((reg) & 7) << 3 | 0x04))
 #define SIB_RSP 0x24
 
-enum { RAX = 0, RCX = 1, R11 = 11 };
+enum { RAX = 0, RCX = 1, RSP = 4, RSI = 6, R11 = 11 };
 
 void x86_init(struct x86_buf *b, uint8_t *code, size_t cap, uintptr_t addr)
 {
@@ -134,6 +134,100 @@ void x86_add_r11_imm8(struct x86_buf *b, int8_t imm)
 	emit(b, insn, sizeof(insn));
 }
 
+void x86_spill_rcx(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { REX_W, 0x89, MODRM_RSP_D8(RCX), SIB_RSP, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_reload_rcx(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { REX_W, 0x8b, MODRM_RSP_D8(RCX), SIB_RSP, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_mov_fs_to_rcx(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x8b, RCX, disp); }
+void x86_mov_fs_to_rsi(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x8b, RSI, disp); }
+void x86_mov_rax_to_fs(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x89, RAX, disp); }
+void x86_mov_rsi_to_fs(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x89, RSI, disp); }
+void x86_cmp_fs_with_rax(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x3b, RAX, disp); }
+void x86_cmp_fs_with_rsi(struct x86_buf *b, int32_t disp) { fs_op(b, REX_W, 0x3b, RSI, disp); }
+
+void x86_movabs_rax(struct x86_buf *b, uint64_t imm)
+{
+	uint8_t insn[10] = { REX_W, 0xb8 };
+
+	emit_u32(insn + 2, (uint32_t)imm);
+	emit_u32(insn + 6, (uint32_t)(imm >> 32));
+	emit(b, insn, sizeof(insn));
+}
+
+/* mod 00, rm 100 + SIB 0x24: [%rsp] with no displacement. */
+static void rsp_op(struct x86_buf *b, uint8_t opcode)
+{
+	uint8_t insn[] = { REX_W, opcode, 0x04, SIB_RSP };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_load_rax_from_rsp(struct x86_buf *b) { rsp_op(b, 0x8b); }
+void x86_store_rax_to_rsp(struct x86_buf *b) { rsp_op(b, 0x89); }
+void x86_cmp_rax_with_rsp_mem(struct x86_buf *b) { rsp_op(b, 0x39); }
+
+void x86_store_rsp_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x89, RSP, disp); }
+void x86_cmp_rsp_with_r11_mem(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x39, RSP, disp); }
+void x86_cmp_rcx_with_r11_mem(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x39, RCX, disp); }
+void x86_load_rsi_from_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x8b, RSI, disp); }
+void x86_load_ecx_from_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0x8b, RCX, disp); }
+void x86_store_ecx_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0x89, RCX, disp); }
+
+void x86_lea_rcx_rsp(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { REX_W, 0x8d, MODRM_RSP_D8(RCX), SIB_RSP, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_load_ecx_from_rax(struct x86_buf *b, int8_t disp)
+{
+	/* mov disp8(%rax), %ecx: ModRM 01 001 000 */
+	uint8_t insn[] = { 0x8b, 0x48, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_store_ecx_at_rsi(struct x86_buf *b, int8_t disp)
+{
+	/* mov %ecx, disp8(%rsi): ModRM 01 001 110 */
+	uint8_t insn[] = { 0x89, 0x4e, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_xor_ecx(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0x31, 0xc9 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_jmp_r11_mem(struct x86_buf *b, int8_t disp)
+{
+	/* FF /4 with ModRM 01 100 011 */
+	uint8_t insn[] = { REX_B, 0xff, 0x63, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_ud2(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0x0f, 0x0b };
+
+	emit(b, insn, sizeof(insn));
+}
+
 void x86_ret(struct x86_buf *b)
 {
 	uint8_t insn[] = { 0xc3 };
@@ -194,6 +288,18 @@ x86_label x86_jmp_short(struct x86_buf *b)
 
 	emit(b, insn, sizeof(insn));
 	return b->len;
+}
+
+void x86_jcc_back(struct x86_buf *b, enum x86_cond cond, size_t to)
+{
+	int64_t distance = (int64_t)to - (int64_t)(b->len + 2);
+	uint8_t insn[] = { (uint8_t)(0x70 | cond), (uint8_t)(int8_t)distance };
+
+	if (distance < -128) {
+		b->overflow = true;
+		return;
+	}
+	emit(b, insn, sizeof(insn));
 }
 
 void x86_bind(struct x86_buf *b, x86_label label)

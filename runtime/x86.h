@@ -51,6 +51,32 @@ void x86_inc32_at_r11(struct x86_buf *b, int8_t disp);
 void x86_dec32_at_r11(struct x86_buf *b, int8_t disp);
 void x86_add_r11_imm8(struct x86_buf *b, int8_t imm);
 
+/* Used by tail-call code, which also needs %rsp, %rsi and 32-bit moves. */
+void x86_spill_rcx(struct x86_buf *b, int8_t disp);
+void x86_reload_rcx(struct x86_buf *b, int8_t disp);
+void x86_mov_fs_to_rcx(struct x86_buf *b, int32_t disp);
+void x86_mov_fs_to_rsi(struct x86_buf *b, int32_t disp);
+void x86_mov_rax_to_fs(struct x86_buf *b, int32_t disp);
+void x86_mov_rsi_to_fs(struct x86_buf *b, int32_t disp);
+void x86_cmp_fs_with_rax(struct x86_buf *b, int32_t disp); /* flags of rax - [fs:disp] */
+void x86_cmp_fs_with_rsi(struct x86_buf *b, int32_t disp); /* flags of rsi - [fs:disp] */
+void x86_movabs_rax(struct x86_buf *b, uint64_t imm);
+void x86_load_rax_from_rsp(struct x86_buf *b);	   /* mov (%rsp), %rax */
+void x86_store_rax_to_rsp(struct x86_buf *b);	   /* mov %rax, (%rsp) */
+void x86_cmp_rax_with_rsp_mem(struct x86_buf *b);  /* flags of [rsp] - rax */
+void x86_store_rsp_at_r11(struct x86_buf *b, int8_t disp);
+void x86_cmp_rsp_with_r11_mem(struct x86_buf *b, int8_t disp); /* flags of [r11+disp] - rsp */
+void x86_cmp_rcx_with_r11_mem(struct x86_buf *b, int8_t disp); /* flags of [r11+disp] - rcx */
+void x86_lea_rcx_rsp(struct x86_buf *b, int8_t disp);	       /* lea disp(%rsp), %rcx */
+void x86_load_ecx_from_rax(struct x86_buf *b, int8_t disp);
+void x86_load_ecx_from_r11(struct x86_buf *b, int8_t disp);
+void x86_load_rsi_from_r11(struct x86_buf *b, int8_t disp);
+void x86_store_ecx_at_r11(struct x86_buf *b, int8_t disp);
+void x86_store_ecx_at_rsi(struct x86_buf *b, int8_t disp);
+void x86_xor_ecx(struct x86_buf *b);
+void x86_jmp_r11_mem(struct x86_buf *b, int8_t disp); /* jmp *disp(%r11) */
+void x86_ud2(struct x86_buf *b);
+
 /* Control flow. */
 void x86_ret(struct x86_buf *b);
 void x86_call(struct x86_buf *b, uintptr_t target);
@@ -58,9 +84,11 @@ void x86_jmp(struct x86_buf *b, uintptr_t target);
 void x86_jmp_abs_indirect(struct x86_buf *b, uintptr_t target); /* jmp *0(%rip); .quad */
 void x86_endbr64(struct x86_buf *b);
 
-enum x86_cond { X86_JE = 0x4, X86_JNE = 0x5 };
+enum x86_cond { X86_JB = 0x2, X86_JE = 0x4, X86_JNE = 0x5 };
 x86_label x86_jcc_short(struct x86_buf *b, enum x86_cond cond);
 x86_label x86_jmp_short(struct x86_buf *b);
+/* A short conditional jump back to an earlier position. */
+void x86_jcc_back(struct x86_buf *b, enum x86_cond cond, size_t to);
 /* Points a short jump at the current position. */
 void x86_bind(struct x86_buf *b, x86_label label);
 

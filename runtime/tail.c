@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+#include "tail.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "tls.h"
+
+#define RECORD ((int8_t)sizeof(struct dacce_rt_tail_record))
+#define REC_ID ((int8_t)offsetof(struct dacce_rt_tail_record, id))
+#define REC_CC_TOP ((int8_t)offsetof(struct dacce_rt_tail_record, cc_top))
+#define REC_TOP_AUX ((int8_t)offsetof(struct dacce_rt_tail_record, top_aux))
+#define REC_FRAME ((int8_t)offsetof(struct dacce_rt_tail_record, frame))
+#define REC_RETURN ((int8_t)offsetof(struct dacce_rt_tail_record, return_to))
+
+_Static_assert(sizeof(struct dacce_rt_tail_record) == 40, "generated code assumes 40-byte records");
+
+/* Red-zone spills at a tail site (%rsp points at the frame's return address). */
+#define RAX_SPILL (-16)
+#define RCX_SPILL (-24)
+
+static int32_t field(int32_t tpoff, size_t offset)
+{
+	return tpoff + (int32_t)offset;
+}
+
+uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff)
+{
+	uintptr_t start = b->addr + b->len;
+	x86_label no_entries, fatal;
+	size_t loop;
+
+	/* %rax/%rdx hold return values; %r11, %rcx, %rsi are free. */
+	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
+	x86_lea_rcx_rsp(b, -8); /* the slot this return came through */
+	loop = b->len;
+	x86_add_r11_imm8(b, -RECORD);
+	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
+	fatal = x86_jcc_short(b, X86_JB);
+	x86_cmp_rcx_with_r11_mem(b, REC_FRAME);
+	x86_jcc_back(b, X86_JNE, loop);
+	x86_mov_r11_to_fs(b, field(tpoff, DACCE_TLS_TC_TOP));
+	x86_load_rcx_from_r11(b, REC_ID);
+	x86_mov_rcx_to_fs(b, field(tpoff, DACCE_TLS_ID));
+	x86_load_rsi_from_r11(b, REC_CC_TOP);
+	x86_mov_rsi_to_fs(b, field(tpoff, DACCE_TLS_CC_TOP));
+	x86_cmp_fs_with_rsi(b, field(tpoff, DACCE_TLS_CC_BASE));
+	no_entries = x86_jcc_short(b, X86_JE);
+	x86_load_ecx_from_r11(b, REC_TOP_AUX);
+	x86_store_ecx_at_rsi(b, -4); /* the top entry's count */
+	x86_bind(b, no_entries);
+	x86_jmp_r11_mem(b, REC_RETURN);
+	x86_bind(b, fatal);
+	x86_ud2(b); /* a return through the stub with no record: the state is lost */
+	return b->overflow ? 0 : start;
+}
+
+/* Pushes a record for the frame whose return-address slot is at %rsp; %r11 = tc_top. */
+static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_stub)
+{
+	x86_label no_entries;
+
+	x86_spill_rax(b, RAX_SPILL);
+	x86_spill_rcx(b, RCX_SPILL);
+	x86_mov_fs_to_rax(b, field(tpoff, DACCE_TLS_ID));
+	x86_store_rax_at_r11(b, REC_ID);
+	x86_mov_fs_to_rax(b, field(tpoff, DACCE_TLS_CC_TOP));
+	x86_store_rax_at_r11(b, REC_CC_TOP);
+	x86_xor_ecx(b);
+	x86_cmp_fs_with_rax(b, field(tpoff, DACCE_TLS_CC_BASE));
+	no_entries = x86_jcc_short(b, X86_JE);
+	x86_load_ecx_from_rax(b, -4);
+	x86_bind(b, no_entries);
+	x86_store_ecx_at_r11(b, REC_TOP_AUX);
+	x86_store_rsp_at_r11(b, REC_FRAME);
+	x86_load_rax_from_rsp(b);
+	x86_store_rax_at_r11(b, REC_RETURN);
+	/* Record complete before it is published, published before the slot points at the stub. */
+	x86_add_r11_imm8(b, RECORD);
+	x86_mov_r11_to_fs(b, field(tpoff, DACCE_TLS_TC_TOP));
+	x86_movabs_rax(b, return_stub);
+	x86_store_rax_to_rsp(b);
+	x86_reload_rax(b, RAX_SPILL);
+	x86_reload_rcx(b, RCX_SPILL);
+}
+
+int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+			       uintptr_t return_stub, uintptr_t target)
+{
+	x86_label empty, other_frame, stale, have_record;
+
+	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
+	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
+	empty = x86_jcc_short(b, X86_JE);
+	x86_cmp_rsp_with_r11_mem(b, REC_FRAME - RECORD);
+	other_frame = x86_jcc_short(b, X86_JNE);
+	/* Same slot: the record is this frame's only if the slot still holds the stub. */
+	x86_spill_rax(b, RAX_SPILL);
+	x86_movabs_rax(b, return_stub);
+	x86_cmp_rax_with_rsp_mem(b);
+	x86_reload_rax(b, RAX_SPILL);
+	stale = x86_jcc_short(b, X86_JNE);
+	have_record = x86_jmp_short(b);
+	x86_bind(b, stale);
+	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
+	x86_bind(b, empty);
+	x86_bind(b, other_frame);
+	emit_new_record(b, tpoff, return_stub);
+	x86_bind(b, have_record);
+	dacce_emit_before(b, tpoff, op);
+	x86_jmp(b, target);
+	return b->overflow ? -ENOSPC : 0;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tail calls (decoder/machine.h's "tail" operation) in machine code.
+ *
+ * A tail `jmp` leaves its function's frame: the callee will return straight
+ * to the frame's caller, so no code of ours runs "after" the tail edge.  The
+ * first tail call out of a frame therefore saves a tail record (id, ccStack
+ * top, top entry's count, the frame's return-address slot and the return
+ * address) and points that slot at the shared return stub; the stub restores
+ * the record and jumps to the saved return address.  The stack layout the
+ * callee sees is untouched: no extra return address, same alignment.
+ */
+#ifndef DACCE_RT_TAIL_H
+#define DACCE_RT_TAIL_H
+
+#include <stdint.h>
+
+#include "ops.h"
+#include "x86.h"
+
+#define DACCE_TAIL_STUB_MAX 96
+#define DACCE_TAIL_TRAMP_MAX 320
+
+/*
+ * The return stub, once per process.  Records whose slot is not the one the
+ * return came through belong to frames a longjmp skipped: they are dropped.
+ * Returns its address, or 0 on overflow.
+ */
+uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff);
+
+/* A tail site's trampoline: record the frame if needed, before(op), jmp target. */
+int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+			       uintptr_t return_stub, uintptr_t target);
+
+#endif

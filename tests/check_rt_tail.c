@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tail calls in machine code against decoder/machine.c: two real tail jumps
+ * (tail_a -> tail_b -> tail_probe, one frame) are patched to tail
+ * trampolines; the probe compares the context block with the machine, and
+ * the return through the stub must restore the caller's state exactly, also
+ * after a longjmp left records behind.
+ */
+#include <check.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecache.h"
+#include "dict.h"
+#include "machine.h"
+#include "ops.h"
+#include "patch.h"
+#include "tail.h"
+#include "tls.h"
+#include "testgraph.h"
+#include "tramp.h"
+
+long tail_probe(long x);
+extern char tail_a[], tail_b[];
+
+/* Two 5-byte tail jumps in one frame: tail_a -> tail_b -> tail_probe. */
+__asm__(".text\n"
+	"tail_a:\n"
+	"\t.byte 0xe9\n\t.long tail_b - (. + 4)\n"
+	"tail_b:\n"
+	"\t.byte 0xe9\n\t.long tail_probe - (. + 4)\n");
+
+#define MAX_ID 1000u
+
+struct snapshot {
+	uint64_t id;
+	uint32_t cc_depth, tc_depth;
+	struct dacce_cc_entry cc[8];
+	struct dacce_rt_tail_record tc[8];
+};
+
+static struct snapshot in_probe;
+static struct dacce_rt_tail_record fake_deeper_record;
+static bool probe_leaves_a_dead_record;
+static jmp_buf escape;
+static bool probe_escapes;
+
+static void take_snapshot(struct snapshot *s)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	memset(s, 0, sizeof(*s));
+	s->id = tls->id;
+	s->cc_depth = (uint32_t)(tls->cc_top - tls->cc_base);
+	s->tc_depth = (uint32_t)(tls->tc_top - tls->tc_base);
+	memcpy(s->cc, tls->cc_base, s->cc_depth * sizeof(s->cc[0]));
+	memcpy(s->tc, tls->tc_base, s->tc_depth * sizeof(s->tc[0]));
+}
+
+__attribute__((noinline, used)) long tail_probe(long x)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	take_snapshot(&in_probe);
+	if (probe_leaves_a_dead_record) {
+		/* As if a deeper frame tail-called and was then skipped by a longjmp. */
+		fake_deeper_record.frame = (uint64_t)(uintptr_t)__builtin_frame_address(0) - 4096;
+		*tls->tc_top++ = fake_deeper_record;
+	}
+	if (probe_escapes)
+		longjmp(escape, 1);
+	return 3 * x;
+}
+
+static __attribute__((noinline)) long call_tail_a(long x)
+{
+	long r = ((long (*)(long))(uintptr_t)tail_a)(x);
+
+	__asm__ volatile("" ::: "memory"); /* keep it a real call, not a tail jump */
+	return r;
+}
+
+struct fixture {
+	struct dacce_codecache cache;
+	struct dacce_cc_entry cc[16];
+	struct dacce_rt_tail_record tc[16];
+	uint8_t native_a[5], native_b[5];
+};
+
+static uintptr_t emit_into_cache(struct fixture *f, size_t max, uintptr_t near,
+				 struct x86_buf *b)
+{
+	uintptr_t exec;
+	uint8_t *write;
+
+	ck_assert_int_eq(dacce_codecache_alloc(&f->cache, near, near + 16, max, 16, &exec, &write), 0);
+	x86_init(b, write, max, exec);
+	return exec;
+}
+
+static void patch_jump(uintptr_t site, uintptr_t dest)
+{
+	uint8_t bytes[5];
+	struct dacce_patch p = { .addr = site, .bytes = bytes, .len = 5,
+				 .effect = DACCE_PATCH_JUMP, .target = dest };
+
+	ck_assert_int_eq(dacce_tramp_jmp_bytes(site, dest, bytes), 0);
+	ck_assert_int_eq(dacce_patch_apply(&p), 0);
+}
+
+/* Patches both tail jumps with the given operations. */
+static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
+			 const struct dacce_rt_op *op_b)
+{
+	struct x86_buf b;
+	uintptr_t stub, tramp_a, tramp_b, near = (uintptr_t)tail_a;
+	struct dacce_tls *tls = dacce_tls_self();
+
+	memset(f, 0, sizeof(*f));
+	ck_assert_int_eq(dacce_patch_init(), 0);
+	dacce_codecache_init(&f->cache);
+	memcpy(f->native_a, tail_a, 5);
+	memcpy(f->native_b, tail_b, 5);
+	stub = emit_into_cache(f, DACCE_TAIL_STUB_MAX, near, &b);
+	ck_assert_uint_eq(dacce_tail_emit_return_stub(&b, dacce_tls_tpoff()), stub);
+	tramp_a = emit_into_cache(f, DACCE_TAIL_TRAMP_MAX, near, &b);
+	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_a, stub,
+						    (uintptr_t)tail_b), 0);
+	tramp_b = emit_into_cache(f, DACCE_TAIL_TRAMP_MAX, near, &b);
+	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_b, stub,
+						    (uintptr_t)&tail_probe), 0);
+	patch_jump((uintptr_t)tail_a, tramp_a);
+	patch_jump((uintptr_t)tail_b, tramp_b);
+	tls->cc_base = tls->cc_top = f->cc;
+	tls->tc_base = tls->tc_top = f->tc;
+	probe_leaves_a_dead_record = false;
+	probe_escapes = false;
+}
+
+static void fixture_fini(struct fixture *f)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_a, f->native_a, 5), 0);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_b, f->native_b, 5), 0);
+	tls->cc_base = tls->cc_top = NULL;
+	tls->tc_base = tls->tc_top = NULL;
+	dacce_codecache_fini(&f->cache);
+}
+
+static struct dacce_rt_op push_op(uint32_t edge, bool compress)
+{
+	return (struct dacce_rt_op){ .kind = DACCE_RT_OP_PUSH, .edge = edge, .compress = compress,
+				     .reset_id = MAX_ID + 1 };
+}
+
+static void assert_snapshot_is(const struct snapshot *s, const struct dacce_state *st)
+{
+	ck_assert_uint_eq(s->id, st->id);
+	ck_assert_uint_eq(s->cc_depth, st->cc_depth);
+	ck_assert_mem_eq(s->cc, st->cc, st->cc_depth * sizeof(st->cc[0]));
+	ck_assert_uint_eq(s->tc_depth, st->tc_depth);
+	for (uint32_t i = 0; i < st->tc_depth; i++) {
+		ck_assert_uint_eq(s->tc[i].id, st->tc[i].id);
+		ck_assert_uint_eq((uint32_t)(s->tc[i].cc_top - dacce_tls_self()->cc_base),
+				  st->tc[i].cc_depth);
+		ck_assert_uint_eq(s->tc[i].top_aux, st->tc[i].top_aux);
+	}
+}
+
+START_TEST(test_two_tail_calls_in_one_frame)
+{
+	struct fixture f;
+	struct testgraph tg;
+	struct dacce_encode_opts opts;
+	struct dacce_dict *dict = NULL;
+	struct dacce_rt_op a, b;
+	struct dacce_tls *tls;
+	struct dacce_state st;
+	uint32_t root, back, first, fresh;
+
+	/* Edges of both pushed kinds: a new one (no compression), a back edge (compression). */
+	tg_init(&tg);
+	root = tg_root(&tg, "main");
+	first = tg_call(&tg, "main", "X", 1);
+	back = tg_call(&tg, "X", "X", 1);
+	dacce_encode_opts_default(&opts);
+	opts.compress_unencoded = false;
+	ck_assert_int_eq(dacce_encode(tg.graph, &opts, &dict), 0);
+	fresh = tg_edge_at(&tg, tg_site(&tg, "X", DACCE_SITE_TAIL_DIRECT), "Y", 1);
+	ck_assert_int_eq(dacce_rt_op_for_edge(dict, tg.graph, fresh, &a), 0);
+	ck_assert_int_eq(dacce_rt_op_for_edge(dict, tg.graph, back, &b), 0);
+	ck_assert(a.kind == DACCE_RT_OP_PUSH && !a.compress && b.kind == DACCE_RT_OP_PUSH && b.compress);
+
+	/* The machine: a context with one entry, then both tail calls from one frame. */
+	dacce_state_init(&st, 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, dict, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, dict, tg.graph, first), 0);
+	ck_assert_int_eq(dacce_op_call(&st, dict, tg.graph, back), 0);
+
+	fixture_init(&f, &a, &b);
+	tls = dacce_tls_self();
+	tls->id = st.id;
+	memcpy(tls->cc_base, st.cc, st.cc_depth * sizeof(st.cc[0]));
+	tls->cc_top = tls->cc_base + st.cc_depth;
+	ck_assert_int_eq(dacce_op_tail(&st, dict, tg.graph, fresh, 1), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, dict, tg.graph, back, 1), 0);
+
+	ck_assert_int_eq(call_tail_a(14), 42);
+	assert_snapshot_is(&in_probe, &st);
+	/* Back in the caller: exactly as before the tail calls. */
+	ck_assert_int_eq(dacce_op_frame_exit(&st, 1), 0);
+	ck_assert_uint_eq(tls->id, st.id);
+	ck_assert_ptr_eq(tls->cc_top, tls->cc_base + st.cc_depth);
+	ck_assert_mem_eq(tls->cc_base, st.cc, st.cc_depth * sizeof(st.cc[0]));
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+	dacce_state_fini(&st);
+	dacce_dict_free(dict);
+	tg_fini(&tg);
+	fixture_fini(&f);
+}
+END_TEST
+
+START_TEST(test_return_restores_a_bumped_count)
+{
+	struct fixture f;
+	struct dacce_rt_op a = { .kind = DACCE_RT_OP_ADD, .en = 5 }, b = push_op(6, true);
+	struct dacce_tls *tls;
+
+	fixture_init(&f, &a, &b);
+	tls = dacce_tls_self();
+	tls->id = 10;
+	*tls->cc_top++ = (struct dacce_cc_entry){ .id = 15, .edge = 6, .aux = 2 };
+	ck_assert_int_eq(call_tail_a(1), 3);
+	/* In the probe the repeat was folded into the top entry. */
+	ck_assert_uint_eq(in_probe.cc_depth, 1);
+	ck_assert_uint_eq(in_probe.cc[0].aux, 3);
+	ck_assert_uint_eq(in_probe.id, MAX_ID + 1);
+	ck_assert_uint_eq(tls->id, 10);
+	ck_assert_uint_eq(tls->cc_base[0].aux, 2);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+	fixture_fini(&f);
+}
+END_TEST
+
+START_TEST(test_records_of_skipped_frames_are_dropped)
+{
+	struct fixture f;
+	struct dacce_rt_op a = push_op(5, false), b = push_op(6, false);
+	struct dacce_tls *tls;
+
+	fixture_init(&f, &a, &b);
+	tls = dacce_tls_self();
+	tls->id = 7;
+
+	/* A dead deeper record on top when the frame returns: the stub skips it. */
+	probe_leaves_a_dead_record = true;
+	ck_assert_int_eq(call_tail_a(2), 6);
+	ck_assert_uint_eq(tls->id, 7);
+	ck_assert_ptr_eq(tls->cc_top, tls->cc_base);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+
+	/* A longjmp out of the probe leaves this frame's record and stub behind... */
+	probe_leaves_a_dead_record = false;
+	probe_escapes = true;
+	if (setjmp(escape) == 0)
+		call_tail_a(2);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base + 1);
+	/* ...which the runtime's longjmp hook rewinds for id and ccStack (done by hand here). */
+	tls->id = 7;
+	tls->cc_top = tls->cc_base;
+	probe_escapes = false;
+	/* The next frame at the same slot holds a native return address: not fooled. */
+	ck_assert_int_eq(call_tail_a(5), 15);
+	ck_assert_uint_eq(tls->id, 7);
+	ck_assert_ptr_eq(tls->cc_top, tls->cc_base);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+	fixture_fini(&f);
+}
+END_TEST
+
+static Suite *tail_suite(void)
+{
+	Suite *s = suite_create("rt_tail");
+	TCase *tc = tcase_create("tail");
+
+	tcase_add_test(tc, test_two_tail_calls_in_one_frame);
+	tcase_add_test(tc, test_return_restores_a_bumped_count);
+	tcase_add_test(tc, test_records_of_skipped_frames_are_dropped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tail_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
