@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The slow-path entry: generated stubs load a token into %r11 and jump to
+ * dacce_rt_first_call_entry with the thread exactly at a call site (no
+ * return address pushed).  The entry saves every register, general and
+ * vector (XSAVE), calls the registered handler with the token and the saved
+ * general registers, restores everything (including changes the handler
+ * made to the saved registers) and jumps to the address the handler returned.
+ */
+#ifndef DACCE_RT_ENTRY_H
+#define DACCE_RT_ENTRY_H
+
+#include <stdint.h>
+
+/* General registers as saved by the entry; rsp is the call site's %rsp. */
+struct dacce_rt_regs {
+	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp, rsp;
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+};
+
+typedef uintptr_t (*dacce_rt_slow_fn)(uint64_t token, struct dacce_rt_regs *regs);
+
+/* Checks the CPU (XSAVE enabled by the OS) and sizes the save area. */
+int dacce_rt_entry_init(void);
+
+/* The handler the entry calls; it must return where to continue. */
+void dacce_rt_set_slow_handler(dacce_rt_slow_fn handler);
+
+/* The entry itself (assembly). */
+extern const char dacce_rt_slow_entry[];
+
+#endif
