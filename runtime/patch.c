@@ -18,6 +18,7 @@
 static _Atomic uintptr_t pending_addr;
 static struct dacce_patch pending;
 static struct sigaction previous_sigtrap;
+static _Atomic(dacce_trap_hook) trap_hook;
 static bool can_sync_cores;
 
 static int membarrier(int cmd)
@@ -73,13 +74,26 @@ static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
 		regs[REG_RIP] = (greg_t)trap_at;
 		return;
 	}
+	dacce_trap_hook hook = atomic_load_explicit(&trap_hook, memory_order_acquire);
+
+	if (hook && hook(uc_void, trap_at))
+		return;
 	chain_to_previous(sig, info, uc_void);
+}
+
+void dacce_patch_set_trap_hook(dacce_trap_hook hook)
+{
+	atomic_store_explicit(&trap_hook, hook, memory_order_release);
 }
 
 int dacce_patch_init(void)
 {
+	static bool installed;
 	struct sigaction sa;
 
+	/* Once: a second sigaction would record ourselves as the handler to chain to. */
+	if (installed)
+		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigtrap;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
@@ -87,6 +101,7 @@ int dacce_patch_init(void)
 	if (sigaction(SIGTRAP, &sa, &previous_sigtrap) < 0)
 		return -errno;
 	can_sync_cores = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
+	installed = true;
 	return 0;
 }
 

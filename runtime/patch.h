@@ -32,6 +32,14 @@ struct dacce_patch {
 };
 
 /*
+ * A permanent int3 (a site we emulate) met by a thread: the hook moves the
+ * thread on by editing the context and returns 1, or returns 0 if the int3
+ * is not one of its sites.  It runs in the SIGTRAP handler.
+ */
+typedef int (*dacce_trap_hook)(void *ucontext, uintptr_t trap_at);
+void dacce_patch_set_trap_hook(dacce_trap_hook hook);
+
+/*
  * Installs the SIGTRAP handler and registers for core serialisation.
  * Returns 0, or a negative errno (the caller then must not patch live code).
  */

@@ -267,6 +267,23 @@ void x86_jmp_abs_indirect(struct x86_buf *b, uintptr_t target)
 	emit(b, insn, sizeof(insn));
 }
 
+/* FF /2 (call) or FF /4 (jmp) with a RIP-relative memory operand. */
+static void rip_slot_op(struct x86_buf *b, uint8_t modrm, uintptr_t slot)
+{
+	uint8_t insn[6] = { 0xff, modrm };
+	uintptr_t end = b->addr + b->len + sizeof(insn);
+
+	if (!x86_rel32_reaches(end, slot)) {
+		b->overflow = true;
+		return;
+	}
+	emit_u32(insn + 2, (uint32_t)(slot - end));
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_call_rip_slot(struct x86_buf *b, uintptr_t slot) { rip_slot_op(b, 0x15, slot); }
+void x86_jmp_rip_slot(struct x86_buf *b, uintptr_t slot) { rip_slot_op(b, 0x25, slot); }
+
 void x86_endbr64(struct x86_buf *b)
 {
 	uint8_t insn[] = { 0xf3, 0x0f, 0x1e, 0xfa };

@@ -82,6 +82,8 @@ void x86_ret(struct x86_buf *b);
 void x86_call(struct x86_buf *b, uintptr_t target);
 void x86_jmp(struct x86_buf *b, uintptr_t target);
 void x86_jmp_abs_indirect(struct x86_buf *b, uintptr_t target); /* jmp *0(%rip); .quad */
+void x86_call_rip_slot(struct x86_buf *b, uintptr_t slot);	 /* call *slot(%rip) */
+void x86_jmp_rip_slot(struct x86_buf *b, uintptr_t slot);	 /* jmp *slot(%rip) */
 void x86_endbr64(struct x86_buf *b);
 
 enum x86_cond { X86_JB = 0x2, X86_JE = 0x4, X86_JNE = 0x5 };
