@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+#include "scan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+
+/* What one scan knows besides its result. */
+struct scan_state {
+	ZydisDecoder decoder;
+	uintptr_t start, end;
+	const struct dacce_range *plt;
+	size_t n_plt;
+	bool past_terminator;	      /* an unconditional transfer was seen: what follows may be data */
+	uintptr_t after_terminator;   /* address just past the most recent one */
+	uintptr_t furthest_internal;  /* highest direct branch target inside [start, end), or 0 */
+};
+
+static bool in_range(uintptr_t a, uintptr_t start, uintptr_t end)
+{
+	return a >= start && a < end;
+}
+
+static bool in_plt(const struct scan_state *s, uintptr_t a)
+{
+	for (size_t i = 0; i < s->n_plt; i++)
+		if (in_range(a, s->plt[i].start, s->plt[i].end))
+			return true;
+	return false;
+}
+
+static int append_site(struct dacce_scan *out, const struct dacce_scan_site *site)
+{
+	if (out->n == out->cap) {
+		size_t cap = out->cap ? 2 * out->cap : 16;
+		struct dacce_scan_site *grown;
+
+		if (cap > SIZE_MAX / sizeof(*grown))
+			return -ENOMEM;
+		grown = realloc(out->sites, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		out->sites = grown;
+		out->cap = cap;
+	}
+	out->sites[out->n++] = *site;
+	return 0;
+}
+
+/* Instructions after which execution does not fall through. */
+static bool is_terminator(const ZydisDecodedInstruction *insn)
+{
+	switch (insn->mnemonic) {
+	case ZYDIS_MNEMONIC_JMP:
+	case ZYDIS_MNEMONIC_RET:
+	case ZYDIS_MNEMONIC_IRET:
+	case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ:
+	case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1:
+	case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_INT3:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Near calls, jumps and conditional jumps (jcc, jrcxz, loop).  Far transfers
+ * are left out: compilers never emit them in 64-bit user code, and a
+ * trampoline could not reproduce their segment switch anyway.
+ */
+static bool is_transfer(const ZydisDecodedInstruction *insn)
+{
+	if (insn->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+		return false;
+	return insn->mnemonic == ZYDIS_MNEMONIC_CALL || insn->mnemonic == ZYDIS_MNEMONIC_JMP ||
+	       insn->meta.category == ZYDIS_CATEGORY_COND_BR;
+}
+
+/* A memory operand whose address is fixed once the module is loaded. */
+static bool is_rip_relative(const ZydisDecodedOperand *op)
+{
+	/* %fs/%gs-relative slots are per thread: not a fixed address. */
+	return op->mem.base == ZYDIS_REGISTER_RIP && op->mem.segment != ZYDIS_REGISTER_FS &&
+	       op->mem.segment != ZYDIS_REGISTER_GS;
+}
+
+static void note_internal_target(struct scan_state *s, uintptr_t target)
+{
+	if (target > s->furthest_internal)
+		s->furthest_internal = target;
+}
+
+/*
+ * A relative target.  Calls are always reported (even into the function:
+ * the runtime decides); jumps only when they leave the function, since a
+ * jump inside it is ordinary control flow.  A jump back to start stays
+ * internal too: it is a loop, not a new frame.
+ */
+static bool classify_direct(struct scan_state *s, bool is_call, bool is_jcc,
+			    struct dacce_scan_site *site)
+{
+	bool inside = in_range(site->target, s->start, s->end);
+
+	if (inside)
+		note_internal_target(s, site->target);
+	if (is_call) {
+		site->kind = in_plt(s, site->target) ? DACCE_SITE_PLT : DACCE_SITE_DIRECT;
+		return true;
+	}
+	if (inside)
+		return false;
+	/* A jump to a PLT stub stays TAIL_DIRECT: its target says which stub. */
+	site->kind = DACCE_SITE_TAIL_DIRECT;
+	if (is_jcc)
+		site->flags |= DACCE_SCAN_CONDITIONAL;
+	return true;
+}
+
+/*
+ * Indirect jumps are always reported: a switch table jumps inside the
+ * function and a tail call out of it, and only the target the runtime meets
+ * at run time tells which.
+ */
+static void classify_indirect(const ZydisDecodedInstruction *insn, const ZydisDecodedOperand *op,
+			      bool is_call, struct dacce_scan_site *site)
+{
+	ZyanU64 slot;
+
+	site->kind = is_call ? DACCE_SITE_INDIRECT : DACCE_SITE_TAIL_INDIRECT;
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		site->flags |= DACCE_SCAN_REG;
+		return;
+	}
+	if (!is_rip_relative(op)) {
+		site->flags |= DACCE_SCAN_MEM;
+		return;
+	}
+	if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(insn, op, site->addr, &slot)))
+		site->slot = (uintptr_t)slot;
+	/* call *foo@GOTPCREL(%rip): the -fno-plt way of calling another module. */
+	if (is_call)
+		site->kind = DACCE_SITE_PLT;
+}
+
+/* Reports the transfer insn at pc makes, if the runtime must handle it. */
+static int report_transfer(struct scan_state *s, const ZydisDecoderContext *ctx,
+			   const ZydisDecodedInstruction *insn, uintptr_t pc, struct dacce_scan *out)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	bool is_call = insn->mnemonic == ZYDIS_MNEMONIC_CALL;
+	bool is_jcc = insn->meta.category == ZYDIS_CATEGORY_COND_BR;
+	struct dacce_scan_site site = { .addr = pc, .len = insn->length };
+
+	if (!is_transfer(insn))
+		return 0;
+	if (!insn->operand_count_visible ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&s->decoder, ctx, insn, ops,
+						     insn->operand_count_visible)))
+		return -EILSEQ;
+	if (insn->attributes & ZYDIS_ATTRIB_HAS_NOTRACK)
+		site.flags |= DACCE_SCAN_NOTRACK;
+	if (insn->length < DACCE_SCAN_PATCH_LEN)
+		site.flags |= DACCE_SCAN_SHORT;
+
+	if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative) {
+		ZyanU64 target;
+
+		if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(insn, &ops[0], pc, &target)))
+			return -EILSEQ;
+		site.target = (uintptr_t)target;
+		if (!classify_direct(s, is_call, is_jcc, &site))
+			return 0;
+	} else if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER ||
+		   ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		classify_indirect(insn, &ops[0], is_call, &site);
+	} else {
+		return -EILSEQ;
+	}
+	return append_site(out, &site);
+}
+
+/*
+ * Undecodable bytes at pc are padding or data, not code, when they follow an
+ * unconditional transfer and no branch seen lands at or after that transfer
+ * (landing there would make the run reaching pc, or code beyond it, live).
+ */
+static bool is_dead_tail(const struct scan_state *s)
+{
+	return s->past_terminator && s->furthest_internal < s->after_terminator;
+}
+
+static int check_arguments(const uint8_t *code, uintptr_t addr, uintptr_t start, uintptr_t end,
+			   const struct dacce_range *plt, size_t n_plt, const struct dacce_scan *out)
+{
+	if (!out || (n_plt && !plt))
+		return -EINVAL;
+	if (start < addr || end < start || (end > start && !code))
+		return -EINVAL;
+	return 0;
+}
+
+int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, uintptr_t end,
+			const struct dacce_range *plt, size_t n_plt, struct dacce_scan *out)
+{
+	struct scan_state s = { .start = start, .end = end, .plt = plt, .n_plt = n_plt };
+	uintptr_t pc = start;
+	int err;
+
+	err = check_arguments(code, addr, start, end, plt, n_plt, out);
+	if (err)
+		return err;
+	memset(out, 0, sizeof(*out));
+	/* Per scan, on the stack: cheap to set up, and nothing shared between threads. */
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&s.decoder, ZYDIS_MACHINE_MODE_LONG_64,
+					   ZYDIS_STACK_WIDTH_64)))
+		return -EINVAL;
+
+	while (pc < end) {
+		ZydisDecoderContext ctx;
+		ZydisDecodedInstruction insn;
+
+		/* The length limit makes an instruction running past end undecodable. */
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&s.decoder, &ctx, code + (pc - addr),
+								end - pc, &insn))) {
+			if (is_dead_tail(&s)) {
+				out->stopped_early = true;
+				out->stop_addr = pc;
+				break;
+			}
+			err = -EILSEQ;
+			goto cleanup;
+		}
+		out->n_insns++;
+		err = report_transfer(&s, &ctx, &insn, pc, out);
+		if (err)
+			goto cleanup;
+		pc += insn.length;
+		if (is_terminator(&insn)) {
+			s.past_terminator = true;
+			s.after_terminator = pc;
+		}
+	}
+	return 0;
+
+cleanup:
+	dacce_scan_fini(out);
+	out->stop_addr = pc;
+	return err;
+}
+
+void dacce_scan_fini(struct dacce_scan *scan)
+{
+	if (!scan)
+		return;
+	free(scan->sites);
+	scan->sites = NULL;
+	scan->n = scan->cap = 0;
+}
+
+bool dacce_scan_endbr64(const uint8_t *code)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	return code && memcmp(code, endbr64, sizeof(endbr64)) == 0;
+}

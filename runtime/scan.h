@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scanning one function's machine code for the control transfers the runtime
+ * must redirect: calls (direct, through a PLT stub, through a GOT slot,
+ * indirect) and jumps that leave the function (tail calls, conditional or
+ * not, direct or indirect).
+ *
+ * The scan is linear from the function's start to its end.  Bytes after an
+ * unconditional jump, ret, ud2, hlt or int3 may be padding or data: if they do
+ * not decode, and no branch seen so far lands on them, the scan stops quietly
+ * and says where (stopped_early).  Undecodable bytes anywhere else are an
+ * error: the function cannot be instrumented safely.
+ */
+#ifndef DACCE_RT_SCAN_H
+#define DACCE_RT_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+#ifndef DACCE_RANGE_DEFINED
+#define DACCE_RANGE_DEFINED
+/* A half-open address range [start, end). */
+struct dacce_range {
+	uintptr_t start, end;
+};
+#endif
+
+/* struct dacce_scan_site.flags */
+#define DACCE_SCAN_NOTRACK	(1u << 0) /* notrack prefix: CET lets it reach any target */
+#define DACCE_SCAN_CONDITIONAL	(1u << 1) /* a jcc leaving the function: conditional tail call */
+#define DACCE_SCAN_REG		(1u << 2) /* target in a register */
+#define DACCE_SCAN_MEM		(1u << 3) /* target in memory not addressed RIP-relative */
+#define DACCE_SCAN_SHORT	(1u << 4) /* under 5 bytes: no room for a jmp rel32 */
+
+#define DACCE_SCAN_PATCH_LEN 5 /* length of the jmp rel32 a site is rewritten to */
+
+struct dacce_scan_site {
+	uintptr_t addr;	  /* run-time address of the instruction */
+	uint8_t len;	  /* its length in bytes */
+	uint8_t kind;	  /* enum dacce_site_kind: DIRECT, INDIRECT, PLT, TAIL_DIRECT or TAIL_INDIRECT */
+	uint8_t flags;	  /* DACCE_SCAN_* */
+	uintptr_t target; /* direct: the absolute target; 0 if not known statically */
+	uintptr_t slot;	  /* RIP-relative memory operand: its absolute address (a GOT slot), else 0 */
+};
+
+struct dacce_scan {
+	struct dacce_scan_site *sites; /* in address order */
+	size_t n, cap;
+	size_t n_insns;	     /* instructions decoded */
+	bool stopped_early;  /* undecodable bytes after a terminator ended the scan before end */
+	uintptr_t stop_addr; /* where decoding stopped (stopped_early, or -EILSEQ) */
+};
+
+/*
+ * Scans the function [start, end).  code holds the bytes at run-time address
+ * addr and must cover [addr, end); start >= addr.  plt lists the module's PLT
+ * sections (.plt, .plt.sec, .plt.got); it may be NULL when n_plt is 0.
+ *
+ * out need not be initialised: it is overwritten.  Returns 0, or -EINVAL for
+ * bad arguments, -ENOMEM, or -EILSEQ when an instruction in reachable code
+ * does not decode (or runs past end); out->stop_addr then holds its address.
+ * On error out holds no sites, so dacce_scan_fini() is still safe.
+ *
+ * Thread-safe: no state is shared between calls.
+ */
+int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, uintptr_t end,
+			const struct dacce_range *plt, size_t n_plt, struct dacce_scan *out);
+
+/* Frees the sites; NULL-safe, and safe to call twice. */
+void dacce_scan_fini(struct dacce_scan *scan);
+
+/* Whether the 4 bytes at code are endbr64 (kept at entries for CET). */
+bool dacce_scan_endbr64(const uint8_t *code);
+
+#endif
