@@ -96,13 +96,28 @@ int dacce_patch_init(void)
 		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigtrap;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
+	/*
+	 * Everything blocked while we emulate: the trap hook takes the runtime
+	 * lock, and a signal handler running instrumented code must not trap
+	 * into it again on this thread meanwhile.
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
 	if (sigaction(SIGTRAP, &sa, &previous_sigtrap) < 0)
 		return -errno;
 	can_sync_cores = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
 	installed = true;
 	return 0;
+}
+
+int dacce_patch_int3(uintptr_t addr)
+{
+	static const uint8_t int3 = INT3;
+	int err = dacce_patch_write_quiet(addr, &int3, 1);
+
+	/* One byte changes atomically; the sync makes every core fetch it anew. */
+	sync_all_cores();
+	return err;
 }
 
 int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len)

@@ -48,6 +48,9 @@ int dacce_patch_init(void);
 /* Applies one patch.  Callers serialise patches (one at a time). */
 int dacce_patch_apply(const struct dacce_patch *patch);
 
+/* Makes the instruction at addr trap (a permanent int3 for the trap hook). */
+int dacce_patch_int3(uintptr_t addr);
+
 /* Writes bytes that no thread can be executing yet (fresh code, dead sites). */
 int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len);
 

@@ -85,9 +85,14 @@ static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_s
 }
 
 int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
-			       uintptr_t return_stub, uintptr_t target)
+			       uintptr_t return_stub, uintptr_t target, uintptr_t *entry)
 {
 	x86_label empty, other_frame, stale, have_record;
+	uintptr_t slot = 0;
+
+	if (!x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
+		slot = x86_literal64(b, target);
+	*entry = b->addr + b->len;
 
 	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
 	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
@@ -108,6 +113,9 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	emit_new_record(b, tpoff, return_stub);
 	x86_bind(b, have_record);
 	dacce_emit_before(b, tpoff, op);
-	x86_jmp(b, target);
+	if (slot)
+		x86_jmp_rip_slot(b, slot);
+	else
+		x86_jmp(b, target);
 	return b->overflow ? -ENOSPC : 0;
 }

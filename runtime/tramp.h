@@ -18,13 +18,15 @@
 #define DACCE_TRAMP_CALL_MAX 256
 
 /*
- * before(op); call target; after(op); jmp return_to.
- * Returns the code-cache address of the instruction after the call (the
- * return address live frames hold), or 0 when b overflowed or a rel32
- * does not reach.
+ * before(op); call target; after(op); jmp return_to.  A target beyond rel32
+ * reach is called through an 8-byte literal placed before the code.
+ * Sets *entry (where to jump in) and *after_call (the return address live
+ * frames hold).  Returns 0, or -ENOSPC when b overflowed or return_to is
+ * out of reach.
  */
-uintptr_t dacce_tramp_build_call(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
-				 uintptr_t target, uintptr_t return_to);
+int dacce_tramp_build_call(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+			   uintptr_t target, uintptr_t return_to, uintptr_t *entry,
+			   uintptr_t *after_call);
 
 /* The 5 bytes of `jmp rel32` at site to dest, or -ERANGE when out of reach. */
 int dacce_tramp_jmp_bytes(uintptr_t site, uintptr_t dest, uint8_t out[5]);

@@ -284,6 +284,17 @@ static void rip_slot_op(struct x86_buf *b, uint8_t modrm, uintptr_t slot)
 void x86_call_rip_slot(struct x86_buf *b, uintptr_t slot) { rip_slot_op(b, 0x15, slot); }
 void x86_jmp_rip_slot(struct x86_buf *b, uintptr_t slot) { rip_slot_op(b, 0x25, slot); }
 
+uintptr_t x86_literal64(struct x86_buf *b, uint64_t value)
+{
+	uint8_t bytes[8];
+	uintptr_t at = b->addr + b->len;
+
+	emit_u32(bytes, (uint32_t)value);
+	emit_u32(bytes + 4, (uint32_t)(value >> 32));
+	emit(b, bytes, sizeof(bytes));
+	return at;
+}
+
 void x86_endbr64(struct x86_buf *b)
 {
 	uint8_t insn[] = { 0xf3, 0x0f, 0x1e, 0xfa };

@@ -83,6 +83,8 @@ void x86_call(struct x86_buf *b, uintptr_t target);
 void x86_jmp(struct x86_buf *b, uintptr_t target);
 void x86_jmp_abs_indirect(struct x86_buf *b, uintptr_t target); /* jmp *0(%rip); .quad */
 void x86_call_rip_slot(struct x86_buf *b, uintptr_t slot);	 /* call *slot(%rip) */
+/* An 8-byte literal at the current position; returns its run-time address. */
+uintptr_t x86_literal64(struct x86_buf *b, uint64_t value);
 void x86_jmp_rip_slot(struct x86_buf *b, uintptr_t slot);	 /* jmp *slot(%rip) */
 void x86_endbr64(struct x86_buf *b);
 

@@ -89,10 +89,12 @@ static void patched_site_init(struct patched_site *p, uint32_t edge, uint64_t re
 	dacce_codecache_init(&p->cache);
 	ck_assert_int_eq(dacce_codecache_alloc(&p->cache, p->site, p->site + 5,
 					       DACCE_TRAMP_CALL_MAX, 16, &exec, &write), 0);
+	uintptr_t entry, after_call;
+
 	x86_init(&b, write, DACCE_TRAMP_CALL_MAX, exec);
-	ck_assert_uint_ne(dacce_tramp_build_call(&b, dacce_tls_tpoff(), &op,
-						 (uintptr_t)&callee, p->site + 5), 0);
-	ck_assert_int_eq(dacce_tramp_jmp_bytes(p->site, exec, p->to_trampoline), 0);
+	ck_assert_int_eq(dacce_tramp_build_call(&b, dacce_tls_tpoff(), &op, (uintptr_t)&callee,
+						p->site + 5, &entry, &after_call), 0);
+	ck_assert_int_eq(dacce_tramp_jmp_bytes(p->site, entry, p->to_trampoline), 0);
 	tls->cc_base = tls->cc_top = p->cc;
 	tls->id = 5;
 }

@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Discovery and the two slow paths.
+ *
+ * A function is decoded when first entered through an instrumented edge (or
+ * as a root).  Each of its sites becomes either a patched site (a 5- or
+ * 6-byte call, or a 5-byte tail jmp, rewritten as `jmp stub`) or a trapped
+ * site (everything shorter or conditional: a permanent int3).
+ *
+ * First call of a patched site: the stub enters the slow path with the site
+ * index; the handler adds the edge, decodes the callee, builds the site's
+ * trampoline for the current epoch and points the site at it.  A trapped
+ * site: the SIGTRAP hook computes where the instruction goes from the
+ * thread's registers and sends the thread to the trampoline for that
+ * (site, target), built on first use.  Both only choose generated code;
+ * what the code does is ops.c and tail.c.
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "codecache.h"
+#include "dict.h"
+#include "emulate.h"
+#include "entry.h"
+#include "funcs.h"
+#include "graph.h"
+#include "hashmap.h"
+#include "modules.h"
+#include "ops.h"
+#include "patch.h"
+#include "scan.h"
+#include "tail.h"
+#include "tls.h"
+#include "tramp.h"
+
+#define STUB_LEN 32
+#define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
+#define TC_RESERVE (32u << 20)
+/* Pushed when a thread leaves instrumented code: names no edge, so it decodes as partial. */
+#define OUTSIDE_EDGE (DACCE_NONE - 1)
+
+struct branch_tramp {
+	uintptr_t target;
+	uintptr_t tramp;
+};
+
+struct rt_site {
+	struct dacce_scan_site scan;
+	uint8_t original[16];
+	uintptr_t fn_start, fn_end;
+	bool trapped;
+	uintptr_t tramp;	  /* patched site: its trampoline once called */
+	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
+	uint32_t n_by_target, cap_by_target;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	bool enabled;
+	bool verbose;
+	struct dacce_graph *graph;
+	struct dacce_dict *dict;
+	struct dacce_codecache cache;
+	struct dacce_modules modules;
+	const struct dacce_module_info *exe;
+	struct dacce_funcs exe_funcs;
+	uint32_t exe_module;
+	struct rt_site *sites; /* by graph site index */
+	uint32_t cap_sites;
+	struct dacce_hashmap trapped_at; /* address -> graph site */
+	struct dacce_hashmap decoded;	 /* function start -> node */
+	uintptr_t tail_stub;
+	int32_t tpoff;
+} rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void dacce_rt_log(bool error, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	if (!error && !rt.verbose)
+		return;
+	n = snprintf(line, sizeof(line), "dacce: ");
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	/* write(2): usable from the trap hook, unlike stdio. */
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
+bool dacce_rt_enabled(void)
+{
+	return rt.enabled;
+}
+
+/* Locks with every signal blocked: a handler on this thread must not wait for us. */
+static void lock_runtime(sigset_t *saved)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, saved);
+	pthread_mutex_lock(&rt.lock);
+}
+
+static void unlock_runtime(const sigset_t *saved)
+{
+	pthread_mutex_unlock(&rt.lock);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+static _Noreturn void fatal(const char *what, int err)
+{
+	dacce_rt_log(true, "fatal: %s: %s", what, strerror(err < 0 ? -err : err));
+	abort();
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+static int graph_module_of(const struct dacce_module_info *m, uint32_t *module)
+{
+	return dacce_graph_add_module(rt.graph, m->build_id, m->build_id_len, module);
+}
+
+/*
+ * The node a transfer to target enters, and the function to instrument when
+ * target starts one of the program's functions (NULL: a boundary node).
+ */
+static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **fn)
+{
+	const struct dacce_module_info *m;
+	const struct dacce_func *f;
+	uint32_t module;
+	int err;
+
+	*fn = NULL;
+	if (target >= rt.exe->start && target < rt.exe->end) {
+		f = dacce_funcs_find(&rt.exe_funcs, target);
+		if (f && f->start == target && !dacce_funcs_in_plt(&rt.exe_funcs, target))
+			*fn = f;
+		return dacce_graph_add_node(rt.graph, rt.exe_module, target - rt.exe->bias, node);
+	}
+	m = dacce_modules_find(&rt.modules, target);
+	if (!m)
+		return -ENOENT;
+	err = graph_module_of(m, &module);
+	if (err)
+		return err;
+	return dacce_graph_add_node(rt.graph, module, target - m->bias, node);
+}
+
+/* ------------------------------------------------------------------ sites */
+
+static int reserve_sites(uint32_t count)
+{
+	uint32_t cap = rt.cap_sites ? rt.cap_sites : 256;
+	struct rt_site *grown;
+
+	if (count <= rt.cap_sites)
+		return 0;
+	while (cap < count)
+		cap *= 2;
+	grown = realloc(rt.sites, cap * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	memset(grown + rt.cap_sites, 0, (cap - rt.cap_sites) * sizeof(*grown));
+	rt.sites = grown;
+	rt.cap_sites = cap;
+	return 0;
+}
+
+/* A call rel32, a call through a RIP-relative slot, or a jmp rel32: room for jmp rel32. */
+static bool site_is_patchable(const struct dacce_scan_site *s, const uint8_t *bytes)
+{
+	if (s->kind == DACCE_SITE_DIRECT || s->kind == DACCE_SITE_PLT)
+		return (s->len == 5 && bytes[0] == 0xe8) ||
+		       (s->len == 6 && bytes[0] == 0xff && bytes[1] == 0x15 && s->slot);
+	if (s->kind == DACCE_SITE_TAIL_DIRECT)
+		return s->len == 5 && bytes[0] == 0xe9 && !(s->flags & DACCE_SCAN_CONDITIONAL);
+	return false;
+}
+
+static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
+{
+	struct x86_buf b;
+	uint8_t *write;
+	int err;
+
+	err = dacce_codecache_alloc(&rt.cache, near, near + 16, STUB_LEN, 16, stub, &write);
+	if (err)
+		return err;
+	x86_init(&b, write, STUB_LEN, *stub);
+	x86_movabs_r11(&b, site);
+	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
+	return b.overflow ? -ENOSPC : 0;
+}
+
+static int redirect_site(uintptr_t addr, uintptr_t dest)
+{
+	uint8_t bytes[5];
+	struct dacce_patch patch = {
+		.addr = addr, .bytes = bytes, .len = 5, .effect = DACCE_PATCH_JUMP, .target = dest,
+	};
+	int err = dacce_tramp_jmp_bytes(addr, dest, bytes);
+
+	return err ? err : dacce_patch_apply(&patch);
+}
+
+static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn, uint32_t caller)
+{
+	struct rt_site *site;
+	uint32_t index;
+	int err;
+
+	err = dacce_graph_add_site(rt.graph, caller, rt.exe_module, s->addr - rt.exe->bias,
+				   (enum dacce_site_kind)s->kind, &index);
+	if (!err)
+		err = reserve_sites(index + 1);
+	if (err)
+		return err;
+	site = &rt.sites[index];
+	memset(site, 0, sizeof(*site));
+	site->scan = *s;
+	memcpy(site->original, (const void *)s->addr, s->len);
+	site->fn_start = fn->start;
+	site->fn_end = fn->end;
+	site->trapped = !site_is_patchable(s, site->original);
+	if (site->trapped) {
+		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
+		if (!err)
+			err = dacce_patch_int3(s->addr);
+		return err;
+	}
+	uintptr_t stub;
+
+	err = make_stub(index, s->addr, &stub);
+	return err ? err : redirect_site(s->addr, stub);
+}
+
+/* Decodes a function of the program on its first entry and redirects its sites. */
+static int decode_function(const struct dacce_func *fn, uint32_t node)
+{
+	struct dacce_scan scan;
+	uint32_t known;
+	int err;
+
+	if (dacce_hashmap_get(&rt.decoded, fn->start, &known) == 0)
+		return 0;
+	/* Marked first: a failure leaves it alone rather than half-patched twice. */
+	err = dacce_hashmap_put(&rt.decoded, fn->start, node);
+	if (err)
+		return err;
+	err = dacce_scan_function((const uint8_t *)fn->start, fn->start, fn->start, fn->end,
+				  rt.exe_funcs.plt, rt.exe_funcs.n_plt, &scan);
+	if (err) {
+		dacce_rt_log(false, "function at %#lx left uninstrumented: scan failed (%s)",
+			     (unsigned long)fn->start, strerror(-err));
+		return 0;
+	}
+	for (size_t i = 0; i < scan.n && !err; i++)
+		err = add_site(&scan.sites[i], fn, node);
+	dacce_scan_fini(&scan);
+	return err;
+}
+
+/* The edge from a site to target, decoding the callee when it is new. */
+static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
+{
+	const struct dacce_func *fn;
+	uint32_t node;
+	int err;
+
+	err = node_at(target, &node, &fn);
+	if (!err && fn)
+		err = decode_function(fn, node);
+	if (!err)
+		err = dacce_graph_add_edge(rt.graph, site, node, edge);
+	return err;
+}
+
+/* ------------------------------------------------------------------ trampolines */
+
+static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target,
+			    uintptr_t *tramp)
+{
+	const struct rt_site *site = &rt.sites[site_index];
+	struct dacce_rt_op op;
+	struct x86_buf b;
+	uint8_t *write;
+	bool tail = dacce_site_kind_is_tail(site->scan.kind);
+	size_t max = tail ? DACCE_TAIL_TRAMP_MAX : DACCE_TRAMP_CALL_MAX;
+	int err;
+
+	err = dacce_rt_op_for_edge(rt.dict, rt.graph, edge, &op);
+	if (!err)
+		err = dacce_codecache_alloc(&rt.cache, site->scan.addr, site->scan.addr + 16, max, 16,
+					    tramp, &write);
+	if (err)
+		return err;
+	x86_init(&b, write, max, *tramp);
+	if (tail)
+		return dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, tramp);
+	if (!site->trapped && site->scan.len == 6) {
+		/* call *slot(%rip): keep calling through the slot (lazy binding, IFUNC). */
+		dacce_emit_before(&b, rt.tpoff, &op);
+		x86_call_rip_slot(&b, site->scan.slot);
+		dacce_emit_after(&b, rt.tpoff, &op);
+		x86_jmp(&b, site->scan.addr + site->scan.len);
+		return b.overflow ? -ENOSPC : 0;
+	}
+	uintptr_t after_call;
+
+	return dacce_tramp_build_call(&b, rt.tpoff, &op, target, site->scan.addr + site->scan.len,
+				      tramp, &after_call);
+}
+
+/* First call of a patched site (from the slow entry). */
+static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
+{
+	struct rt_site *site;
+	uintptr_t target, tramp;
+	uint32_t edge;
+	sigset_t saved;
+	int err = 0;
+
+	(void)regs;
+	lock_runtime(&saved);
+	if (token >= rt.cap_sites || rt.sites[token].scan.addr == 0)
+		fatal("slow path entered with an unknown site", EINVAL);
+	site = &rt.sites[token];
+	if (!site->tramp) {
+		target = site->scan.len == 6 ? *(const uintptr_t *)site->scan.slot : site->scan.target;
+		err = edge_to((uint32_t)token, target, &edge);
+		if (!err)
+			err = build_trampoline((uint32_t)token, edge, target, &tramp);
+		if (!err)
+			err = redirect_site(site->scan.addr, tramp);
+		if (err)
+			fatal("instrumenting a call site", err);
+		site->tramp = tramp;
+	}
+	tramp = site->tramp;
+	unlock_runtime(&saved);
+	return tramp;
+}
+
+static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tramp)
+{
+	struct rt_site *site = &rt.sites[index];
+	struct branch_tramp *grown;
+	uint32_t edge;
+	int err;
+
+	for (uint32_t i = 0; i < site->n_by_target; i++) {
+		if (site->by_target[i].target == target) {
+			*tramp = site->by_target[i].tramp;
+			return 0;
+		}
+	}
+	err = edge_to(index, target, &edge);
+	if (!err)
+		err = build_trampoline(index, edge, target, tramp);
+	if (err)
+		return err;
+	if (site->n_by_target == site->cap_by_target) {
+		uint32_t cap = site->cap_by_target ? site->cap_by_target * 2 : 4;
+
+		grown = realloc(site->by_target, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		site->by_target = grown;
+		site->cap_by_target = cap;
+	}
+	site->by_target[site->n_by_target++] = (struct branch_tramp){ target, *tramp };
+	return 0;
+}
+
+/* A thread met the int3 of a trapped site: send it where the instruction would go. */
+static int on_trap(void *uc_void, uintptr_t at)
+{
+	ucontext_t *uc = uc_void;
+	struct dacce_branch br;
+	struct rt_site *site;
+	uintptr_t next;
+	uint32_t index;
+	int err;
+
+	/* Every signal is already blocked in the SIGTRAP handler. */
+	pthread_mutex_lock(&rt.lock);
+	if (dacce_hashmap_get(&rt.trapped_at, at, &index)) {
+		pthread_mutex_unlock(&rt.lock);
+		return 0;
+	}
+	site = &rt.sites[index];
+	err = dacce_emulate_branch(site->original, site->scan.len, at, &uc->uc_mcontext, &br);
+	if (err)
+		fatal("emulating a trapped site", err);
+	if (!br.taken)
+		next = at + br.len;
+	else if (!br.is_call && br.target >= site->fn_start && br.target < site->fn_end)
+		next = br.target; /* a jump within the function (a switch): no edge */
+	else if ((err = trampoline_for_target(index, br.target, &next)))
+		fatal("instrumenting a trapped site", err);
+	pthread_mutex_unlock(&rt.lock);
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)next;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ threads */
+
+int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge)
+{
+	const struct dacce_func *f;
+	uint32_t node;
+	sigset_t saved;
+	int err;
+
+	lock_runtime(&saved);
+	err = node_at(fn, &node, &f);
+	if (!err && f)
+		err = decode_function(f, node);
+	if (!err)
+		err = dacce_graph_add_root_edge(rt.graph, (enum dacce_root_site)root_kind, node, edge);
+	unlock_runtime(&saved);
+	return err;
+}
+
+static void *reserve(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int dacce_rt_thread_begin(uint32_t root_edge)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_rt_op op;
+	sigset_t saved;
+	int err;
+
+	if (!tls->cc_base) {
+		tls->cc_base = reserve(CC_RESERVE);
+		tls->tc_base = reserve(TC_RESERVE);
+		if (!tls->cc_base || !tls->tc_base)
+			return -ENOMEM;
+	}
+	lock_runtime(&saved);
+	err = dacce_rt_op_for_edge(rt.dict, rt.graph, root_edge, &op);
+	tls->epoch = rt.dict->epoch;
+	unlock_runtime(&saved);
+	if (err)
+		return err;
+	tls->cc_top = tls->cc_base;
+	tls->tc_top = tls->tc_base;
+	/* machine.h's thread start: an empty state, then the root edge's "before". */
+	tls->id = 0;
+	if (op.kind == DACCE_RT_OP_ADD) {
+		tls->id = op.en;
+	} else if (op.kind == DACCE_RT_OP_PUSH) {
+		*tls->cc_top++ = (struct dacce_cc_entry){ .id = 0, .edge = root_edge, .aux = 0 };
+		tls->id = op.reset_id;
+	}
+	return 0;
+}
+
+void dacce_rt_thread_outside(void)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	if (!tls->cc_base)
+		return;
+	*tls->cc_top++ = (struct dacce_cc_entry){ .id = tls->id, .edge = OUTSIDE_EDGE, .aux = 0 };
+}
+
+void dacce_rt_thread_end(void)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	if (!tls->cc_base)
+		return;
+	munmap(tls->cc_base, CC_RESERVE);
+	munmap(tls->tc_base, TC_RESERVE);
+	memset(tls, 0, sizeof(*tls));
+}
+
+/* ------------------------------------------------------------------ backtrace */
+
+int dacce_rt_backtrace(void **buffer, int size)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_frame *frames;
+	struct dacce_snapshot snap;
+	struct dacce_edge_view top;
+	sigset_t saved;
+	int n, count = 0;
+
+	if (!rt.enabled || !tls->cc_base)
+		return -ENODATA;
+	if (size <= 0)
+		return 0;
+	frames = calloc((size_t)size + 1, sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	lock_runtime(&saved);
+	snap = (struct dacce_snapshot){
+		.epoch = tls->epoch, .id = tls->id,
+		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base), .cc = tls->cc_base,
+	};
+	/* We were reached through a boundary edge, always pushed: it names where we are. */
+	if (snap.cc_depth == 0 ||
+	    dacce_dict_edge(rt.dict, rt.graph, snap.cc[snap.cc_depth - 1].edge, &top)) {
+		n = -ENODATA;
+		goto unlock;
+	}
+	snap.node = top.callee;
+	n = dacce_decode(rt.dict, rt.graph, &snap, frames, (size_t)size + 1, NULL);
+	if (n == -E2BIG)
+		n = size + 1;
+	if (n < 0) {
+		n = -ENODATA;
+		goto unlock;
+	}
+	/* Frame i was entered by a call at some site: its return address is after that site. */
+	for (int i = 0; i < n && count < size; i++) {
+		struct dacce_edge_view v;
+
+		if (dacce_dict_edge(rt.dict, rt.graph, frames[i].edge, &v) ||
+		    dacce_site_kind_is_root(v.kind))
+			break;
+		if (v.site >= rt.cap_sites || !rt.sites[v.site].scan.addr)
+			break;
+		/* A tail call leaves no return address of its own. */
+		if (dacce_site_kind_is_tail(v.kind))
+			continue;
+		buffer[count++] = (void *)(rt.sites[v.site].scan.addr + rt.sites[v.site].scan.len);
+	}
+	n = count;
+unlock:
+	unlock_runtime(&saved);
+	free(frames);
+	return n;
+}
+
+/* ------------------------------------------------------------------ start */
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&rt.lock);
+}
+
+static void after_fork(void)
+{
+	pthread_mutex_unlock(&rt.lock);
+}
+
+static int load_program(void)
+{
+	int err = dacce_modules_scan(&rt.modules);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < rt.modules.n; i++)
+		if (rt.modules.mods[i].is_main)
+			rt.exe = &rt.modules.mods[i];
+	if (!rt.exe)
+		return -ENOENT;
+	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
+	if (!err)
+		err = graph_module_of(rt.exe, &rt.exe_module);
+	return err;
+}
+
+static int build_tail_stub(void)
+{
+	struct x86_buf b;
+	uintptr_t exec;
+	uint8_t *write;
+	int err;
+
+	err = dacce_codecache_alloc(&rt.cache, rt.exe->start, rt.exe->start + 16,
+				    DACCE_TAIL_STUB_MAX, 16, &exec, &write);
+	if (err)
+		return err;
+	x86_init(&b, write, DACCE_TAIL_STUB_MAX, exec);
+	rt.tail_stub = dacce_tail_emit_return_stub(&b, rt.tpoff);
+	return rt.tail_stub ? 0 : -ENOSPC;
+}
+
+int dacce_rt_start(uintptr_t main_fn)
+{
+	struct dacce_encode_opts opts;
+	uint32_t main_edge;
+	const char *log = getenv("DACCE_LOG");
+	int err;
+
+	rt.verbose = log && *log && strcmp(log, "0") != 0;
+	rt.graph = dacce_graph_new();
+	if (!rt.graph)
+		return -ENOMEM;
+	dacce_hashmap_init(&rt.trapped_at);
+	dacce_hashmap_init(&rt.decoded);
+	dacce_codecache_init(&rt.cache);
+	rt.tpoff = dacce_tls_tpoff();
+	err = dacce_rt_entry_init();
+	if (!err)
+		err = dacce_patch_init();
+	if (!err)
+		err = load_program();
+	if (!err)
+		err = build_tail_stub();
+	if (err)
+		return err;
+	dacce_rt_set_slow_handler(on_first_call);
+	dacce_patch_set_trap_hook(on_trap);
+	pthread_atfork(before_fork, after_fork, after_fork);
+
+	/* Epoch 0: the graph holds only the root; every edge found later is pushed. */
+	err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, main_fn, &main_edge);
+	if (err)
+		return err;
+	dacce_encode_opts_default(&opts);
+	err = dacce_encode(rt.graph, &opts, &rt.dict);
+	if (err)
+		return err;
+	rt.enabled = true;
+	dacce_rt_log(false, "instrumenting %s (%zu functions)", rt.exe->path, rt.exe_funcs.n);
+	return 0;
+}

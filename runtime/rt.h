@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime's process-wide state and its entry points for start-up code
+ * (start.c).  Scope today (docs/runtime.md): the main program's code is
+ * instrumented; calls out of it are edges to boundary nodes, always pushed,
+ * so that code entered back from outside decodes as a partial context,
+ * never as a wrong one.
+ */
+#ifndef DACCE_RT_RT_H
+#define DACCE_RT_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+
+/* Brings the runtime up for a program whose main is main_fn.  0 or -errno. */
+int dacce_rt_start(uintptr_t main_fn);
+
+bool dacce_rt_enabled(void);
+
+/* The root edge of a thread (kind DACCE_ROOT_SITE_MAIN or _THREAD) starting in fn. */
+int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge);
+
+/* Gives this thread its stacks and starts its context at the root edge. */
+int dacce_rt_thread_begin(uint32_t root_edge);
+
+/*
+ * The thread leaves instrumented code for good (main returned, a thread
+ * routine returned): whatever runs later on it decodes as partial.
+ */
+void dacce_rt_thread_outside(void);
+
+/* Frees the thread's stacks (at thread exit). */
+void dacce_rt_thread_end(void);
+
+/*
+ * The return addresses of this thread's context, innermost first, as an
+ * uninstrumented run would have them, from the function that called through
+ * the boundary edge on top of the ccStack out to the root.  Returns the count
+ * or a negative errno (-ENODATA for a partial context).
+ */
+int dacce_rt_backtrace(void **buffer, int size);
+
+/* Log a one-line message when DACCE_LOG is set (or always for errors). */
+void dacce_rt_log(bool error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Process and thread start-up, and the public API.
+ *
+ * __libc_start_main is interposed (the program's _start calls it through
+ * the PLT, and LD_PRELOAD puts us first): main becomes the root, and a thin
+ * wrapper around it gives the main thread its context.  pthread_create is
+ * interposed the same way for thread start routines.  If the runtime cannot
+ * start, one line says why and the program runs uninstrumented.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dacce.h"
+#include "graph.h"
+#include "rt.h"
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*libc_start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
+				  void (*)(void), void *);
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* Interposed: declared here since no header declares them for us. */
+int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+		      void (*rtld_fini)(void), void *stack_end);
+
+static main_fn program_main;
+static uint32_t main_root_edge;
+
+static int main_with_context(int argc, char **argv, char **envp)
+{
+	int status;
+
+	if (dacce_rt_thread_begin(main_root_edge))
+		dacce_rt_log(true, "main thread runs without context");
+	status = program_main(argc, argv, envp);
+	/* Exit handlers and destructors run outside main's context. */
+	dacce_rt_thread_outside();
+	return status;
+}
+
+__attribute__((visibility("default"))) int
+__libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+		  void (*rtld_fini)(void), void *stack_end)
+{
+	libc_start_main_fn real = (libc_start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+	const char *off = getenv("DACCE_OFF");
+	int err;
+
+	if (!real)
+		abort(); /* no libc to start the program with: nothing sensible to do */
+	if (off && *off && strcmp(off, "0") != 0)
+		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+	err = dacce_rt_start((uintptr_t)main);
+	if (!err)
+		err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, (uintptr_t)main, &main_root_edge);
+	if (err) {
+		dacce_rt_log(true, "not instrumenting this program: %s", strerror(-err));
+		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+	}
+	program_main = main;
+	return real(main_with_context, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+struct thread_start {
+	void *(*routine)(void *);
+	void *arg;
+	uint32_t root_edge;
+};
+
+static void *thread_with_context(void *p)
+{
+	struct thread_start start = *(struct thread_start *)p;
+	void *result;
+
+	free(p);
+	if (dacce_rt_thread_begin(start.root_edge))
+		dacce_rt_log(true, "a thread runs without context");
+	pthread_cleanup_push((void (*)(void *))dacce_rt_thread_end, NULL);
+	result = start.routine(start.arg);
+	dacce_rt_thread_outside();
+	pthread_cleanup_pop(1);
+	return result;
+}
+
+__attribute__((visibility("default"))) int
+pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+{
+	static pthread_create_fn real;
+	struct thread_start *start;
+	int err;
+
+	if (!real)
+		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!real)
+		return EAGAIN;
+	if (!dacce_rt_enabled())
+		return real(thread, attr, routine, arg);
+	start = malloc(sizeof(*start));
+	if (!start)
+		return EAGAIN;
+	start->routine = routine;
+	start->arg = arg;
+	if (dacce_rt_root_edge(DACCE_ROOT_SITE_THREAD, (uintptr_t)routine, &start->root_edge)) {
+		free(start);
+		return real(thread, attr, routine, arg);
+	}
+	err = real(thread, attr, thread_with_context, start);
+	if (err)
+		free(start);
+	return err;
+}
+
+__attribute__((visibility("default"))) int dacce_backtrace(void **buffer, int size)
+{
+	int n;
+
+	if (!buffer && size > 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!dacce_rt_enabled()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	n = dacce_rt_backtrace(buffer, size);
+	if (n < 0) {
+		errno = -n;
+		return -1;
+	}
+	return n;
+}
