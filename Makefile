@@ -73,7 +73,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core check unit simulate bench-core fuzz deps clean help
+.PHONY: all core check check-programs unit simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -120,8 +120,20 @@ $(BENCH_CORE): $(BUILD)/obj/tests/bench_core.o $(TEST_SUPPORT_OBJS) $(CORE_LIB)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(CORE_LDLIBS)
 
 # ---------------------------------------------------------------- running
-check: $(CHECK_BINS) $(SIMULATE)
-	$(Q)tests/run-checks.sh $(SIMULATE) "$(SIM_ARGS)" $(CHECK_BINS)
+# The integration programs preload libdacce.so into ordinary programs: not
+# possible for a sanitizer build (its runtime must come first in the process).
+ifeq ($(SAN),1)
+CHECK_PROGRAMS_LIB := -
+else
+CHECK_PROGRAMS_LIB := $(abspath $(RT_LIB))
+endif
+
+check: $(CHECK_BINS) $(SIMULATE) $(RT_LIB)
+	$(Q)tests/run-checks.sh $(SIMULATE) "$(SIM_ARGS)" $(BUILD) $(CHECK_PROGRAMS_LIB) $(CHECK_BINS)
+
+# Only the runtime's integration programs.
+check-programs: $(RT_LIB)
+	$(Q)tests/run-programs.sh $(BUILD) $(abspath $(RT_LIB))
 
 unit: $(CHECK_BINS)
 	$(Q)set -e; for t in $(CHECK_BINS); do echo "== $$t"; $$t; done
@@ -147,7 +159,7 @@ fuzz: $(FUZZ_DICT)
 		$(BUILD)/fuzz/corpus tests/fuzz-seeds
 
 # ---------------------------------------------------------------- set-up
-DEBIAN_PACKAGES := build-essential pkg-config check zlib1g-dev clang llvm \
+DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libzydis-dev libzycore-dev libelf-dev libdw-dev
 
 deps:

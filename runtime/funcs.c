@@ -26,6 +26,7 @@
 struct section {
 	GElf_Addr start, end; /* link-time; 0, 0 for sections not loaded */
 	bool exec;
+	bool plt; /* stubs, not functions: calls through them are told by the GOT slot */
 };
 
 struct elf_file {
@@ -88,14 +89,19 @@ static int open_elf(const struct dacce_module_info *m, struct elf_file *f)
 {
 	const char *path = is_running_program(m) ? SELF_EXE : m->path;
 	size_t n_sections;
+	GElf_Ehdr ehdr;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0)
 		return -errno;
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: a file truncated under us must not raise SIGBUS in the target. */
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || gelf_getclass(f->elf) != ELFCLASS64)
+		return -ENOEXEC;
+	/* Only loadable files have symbol values that are addresses. */
+	if (!gelf_getehdr(f->elf, &ehdr) || (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
 		return -ENOEXEC;
 	if (elf_getshdrnum(f->elf, &n_sections) != 0)
 		return -EBADMSG;
@@ -122,6 +128,12 @@ static void add_range(struct dacce_range *ranges, size_t *n, size_t max, uintptr
 {
 	if (start < end && *n < max)
 		ranges[(*n)++] = (struct dacce_range){ start, end };
+}
+
+static bool is_plt_name(const char *name)
+{
+	return strcmp(name, ".plt") == 0 || strcmp(name, ".plt.sec") == 0 ||
+	       strcmp(name, ".plt.got") == 0;
 }
 
 /* Fills f->sections, finds the tables we read, records PLT and GOT ranges. */
@@ -154,8 +166,8 @@ static int survey_sections(struct elf_file *f, uintptr_t bias, struct dacce_func
 			f->eh_frame = scn;
 		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS)
 			continue;
-		if (strcmp(name, ".plt") == 0 || strcmp(name, ".plt.sec") == 0 ||
-		    strcmp(name, ".plt.got") == 0)
+		f->sections[i].plt = is_plt_name(name);
+		if (f->sections[i].plt)
 			add_range(out->plt, &out->n_plt, DACCE_FUNCS_MAX_PLT,
 				  f->sections[i].start + bias, f->sections[i].end + bias);
 		else if (strcmp(name, ".got") == 0 || strcmp(name, ".got.plt") == 0)
@@ -165,14 +177,14 @@ static int survey_sections(struct elf_file *f, uintptr_t bias, struct dacce_func
 	return 0;
 }
 
-/* The executable section holding [start, end), or NULL. */
+/* The executable section (not a PLT) holding [start, end), or NULL. */
 static const struct section *exec_section_of(const struct elf_file *f, GElf_Addr start,
 					     GElf_Addr end)
 {
 	for (size_t i = 1; i < f->n_sections; i++) {
 		const struct section *s = &f->sections[i];
 
-		if (s->exec && start >= s->start && end <= s->end && start < end)
+		if (s->exec && !s->plt && start >= s->start && end <= s->end && start < end)
 			return s;
 	}
 	return NULL;
@@ -199,7 +211,7 @@ static int add_symbol(struct elf_file *f, const GElf_Sym *sym, const char *name,
 	    sym->st_shndx >= f->n_sections)
 		return 0;
 	s = &f->sections[sym->st_shndx];
-	if (!s->exec || sym->st_value < s->start || sym->st_value >= s->end)
+	if (!s->exec || s->plt || sym->st_value < s->start || sym->st_value >= s->end)
 		return 0;
 	cand.start = sym->st_value;
 	if (sym->st_size == 0) {
@@ -229,6 +241,8 @@ static int collect_symbols(struct elf_file *f, Elf_Scn *scn, struct candidates *
 	if (!data)
 		return -EBADMSG;
 	count = sh.sh_size / sh.sh_entsize;
+	if (count > INT_MAX) /* gelf_getsym's index is an int */
+		return -EBADMSG;
 	/* Entry 0 is the reserved null symbol. */
 	for (size_t i = 1; i < count; i++) {
 		GElf_Sym sym;

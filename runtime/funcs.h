@@ -17,6 +17,8 @@
  *
  * The PLT sections (.plt, .plt.sec, .plt.got) and GOT sections (.got,
  * .got.plt) are recorded too, so that call sites through them can be told.
+ * PLT stubs are not functions of the table (the linker gives .plt an FDE):
+ * a call through one is an edge to the function its GOT slot names.
  * All addresses are run-time addresses (link-time address + module bias).
  */
 #ifndef DACCE_RT_FUNCS_H

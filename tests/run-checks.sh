@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Runs every Check suite and the simulator, then prints one closing line:
-# "check: N passed, M failed".  Usage: run-checks.sh SIMULATE "SIM_ARGS" CHECK_BIN...
+# Runs every Check suite, the simulator, and (given a runtime library) the integration
+# programs, then prints one closing line: "check: N passed, M failed".
+# Usage: run-checks.sh SIMULATE "SIM_ARGS" BUILD_DIR LIBDACCE|- CHECK_BIN...
 set -u
 simulate=$1
 sim_args=$2
-shift 2
+build=$3
+libdacce=$4
+shift 4
 
 passed=0
 failed=0
@@ -36,6 +39,21 @@ if "$simulate" --programs 50 --seed 7 --mutate --expect-mismatch; then
 	passed=$((passed + 1))
 else
 	failed=$((failed + 1))
+fi
+
+if [ "$libdacce" != "-" ]; then
+	echo "== integration programs under libdacce.so"
+	programs_out=$(tests/run-programs.sh "$build" "$libdacce" 2>&1)
+	printf '%s\n' "$programs_out" | grep -v '^programs:'
+	counts=$(printf '%s\n' "$programs_out" | sed -n 's/^programs: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+	if [ -z "$counts" ]; then
+		failed=$((failed + 1))
+	else
+		read -r p f <<<"$counts"
+		passed=$((passed + p))
+		failed=$((failed + f))
+		echo "programs: $p passed, $f failed"
+	fi
 fi
 
 echo "check: $passed passed, $failed failed"

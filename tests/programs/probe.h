@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Probe points for the runtime's integration programs.  probe() prints the
+ * calling context as return addresses relative to the program's load
+ * address: natively from glibc's backtrace(), under the runtime from
+ * dacce_backtrace().  tests/run-programs.sh runs each program both ways and
+ * compares the outputs line by line.
+ *
+ * A native stack that passes through a library (a callback) cannot be
+ * reconstructed from the program's own code: such lines read "outside"
+ * natively and must read "partial" under the runtime (never a wrong context).
+ */
+#ifndef DACCE_PROBE_H
+#define DACCE_PROBE_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*probe_backtrace_fn)(void **, int);
+
+#define PROBE_MAX 200000
+#define PROBE_PRINT_MAX 64
+
+/* Whether addr lies in the program itself (not a library). */
+static int probe_in_program(void *addr)
+{
+	static void *program_base;
+	Dl_info info;
+
+	if (!program_base) {
+		Dl_info self;
+
+		if (dladdr((void *)&probe_in_program, &self))
+			program_base = self.dli_fbase;
+	}
+	return dladdr(addr, &info) && info.dli_fbase == program_base;
+}
+
+static uintptr_t probe_offset(void *addr)
+{
+	Dl_info info;
+
+	if (!dladdr(addr, &info))
+		return (uintptr_t)addr;
+	return (uintptr_t)addr - (uintptr_t)info.dli_fbase;
+}
+
+/*
+ * Prints "tag: off off ..." up to the first frame outside the program; when
+ * program frames follow outside ones (other than the final _start), the
+ * native stack went through a library: "tag: outside".  Deep stacks print a
+ * count and a hash of every frame.  One line per stdio call, so threads do
+ * not interleave.
+ */
+static __attribute__((noinline)) void probe(const char *tag)
+{
+	/* Looked up at run time: a weak reference would be bound to 0 in a non-PIE program. */
+	probe_backtrace_fn dacce = (probe_backtrace_fn)dlsym(RTLD_DEFAULT, "dacce_backtrace");
+	probe_backtrace_fn bt = dacce ? dacce : backtrace;
+	void **probe_frames = (void **)malloc(PROBE_MAX * sizeof(void *)); /* per call: threads */
+	int n = probe_frames ? bt(probe_frames, PROBE_MAX) : -1, end, len;
+	unsigned long long hash = 1469598103934665603ULL;
+	char line[PROBE_PRINT_MAX * 20 + 64];
+
+	if (n < 0) {
+		printf("%s: partial\n", tag);
+		free(probe_frames);
+		return;
+	}
+	for (end = 0; end < n && probe_in_program(probe_frames[end]); end++)
+		;
+	for (int i = end; i < n - 1; i++) {
+		if (probe_in_program(probe_frames[i])) {
+			printf("%s: outside\n", tag);
+			free(probe_frames);
+			return;
+		}
+	}
+	if (end > PROBE_PRINT_MAX) {
+		for (int i = 0; i < end; i++)
+			hash = (hash ^ probe_offset(probe_frames[i])) * 1099511628211ULL;
+		printf("%s: %d frames, hash %llx\n", tag, end, hash);
+		free(probe_frames);
+		return;
+	}
+	len = snprintf(line, sizeof(line), "%s:", tag);
+	for (int i = 0; i < end; i++)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
+				(unsigned long)probe_offset(probe_frames[i]));
+	printf("%s\n", line);
+	free(probe_frames);
+}
+
+#endif

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Integration: every program of tests/programs, built several ways, runs natively and under
+# libdacce.so; the probes' outputs must match line for line (sorted, for threads).  A native
+# "outside" (the stack went through a library) must read "partial" under the runtime.
+# Usage: run-programs.sh BUILD_DIR LIBDACCE [PROGRAM...]
+set -u
+build=$1
+lib=$2
+shift 2
+src=tests/programs
+out=$build/programs
+mkdir -p "$out"
+
+variants=(
+	"O0:-O0"
+	"O2:-O2"
+	"O3:-O3"
+	"O2-nopie:-O2 -fno-pie -no-pie"
+	"O2-noplt:-O2 -fno-plt"
+	"O2-fp:-O2 -fno-omit-frame-pointer"
+	"O1-nofp:-O1 -fomit-frame-pointer"
+	"O2-cet:-O2 -fcf-protection=full"
+)
+programs=("$@")
+if [ ${#programs[@]} -eq 0 ]; then
+	for f in "$src"/*.c "$src"/*.cpp; do programs+=("$(basename "${f%.*}")"); done
+fi
+
+passed=0
+failed=0
+for prog in "${programs[@]}"; do
+	if [ -f "$src/$prog.cpp" ]; then file=$src/$prog.cpp; cc=${CXX:-g++}; else file=$src/$prog.c; cc=${CC:-gcc}; fi
+	for v in "${variants[@]}"; do
+		name=${v%%:*}
+		flags=${v#*:}
+		bin=$out/$prog-$name
+		# shellcheck disable=SC2086
+		if ! $cc -g -D_GNU_SOURCE $flags -I"$src" "$file" -o "$bin" -ldl -lpthread 2>"$bin.build.log"; then
+			echo "FAIL $prog-$name: does not build (see $bin.build.log)"
+			failed=$((failed + 1))
+			continue
+		fi
+		"$bin" >"$bin.native" 2>&1
+		native_status=$?
+		DACCE_LOG= LD_PRELOAD=$lib "$bin" >"$bin.dacce" 2>&1
+		dacce_status=$?
+		# The runtime's view: "outside" natively must be "partial" under the runtime.
+		sed 's/: outside$/: partial/' "$bin.native" | sort >"$bin.native.sorted"
+		sort "$bin.dacce" >"$bin.dacce.sorted"
+		if [ $native_status -ne $dacce_status ]; then
+			echo "FAIL $prog-$name: exit status $dacce_status under dacce, $native_status natively"
+			failed=$((failed + 1))
+		elif ! diff -u "$bin.native.sorted" "$bin.dacce.sorted" >"$bin.diff"; then
+			echo "FAIL $prog-$name: contexts differ (see $bin.diff)"
+			head -n 20 "$bin.diff"
+			failed=$((failed + 1))
+		else
+			passed=$((passed + 1))
+		fi
+	done
+done
+echo "programs: $passed passed, $failed failed"
+[ $failed -eq 0 ]
