@@ -444,8 +444,24 @@ static int fde_encoding(struct eh_frame *eh, Dwarf_Off cie_offset, uint8_t *enco
 	return 0;
 }
 
+/* Whether the CFA at addr is %rsp + 8 (the return address on top), as at a function's entry. */
+static bool cfa_is_entry(Dwarf_CFI *cfi, GElf_Addr addr)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops = NULL;
+	size_t n_ops = 0;
+	bool entry = true; /* unknown rules: assume an ordinary entry */
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame) != 0)
+		return true;
+	if (dwarf_frame_cfa(frame, &ops, &n_ops) == 0 && n_ops == 1)
+		entry = ops[0].atom == DW_OP_breg7 && ops[0].number == 8;
+	free(frame);
+	return entry;
+}
+
 static int add_fde(struct elf_file *f, struct eh_frame *eh, const Dwarf_FDE *fde,
-		   struct candidates *c)
+		   struct candidates *c, Dwarf_CFI *cfi)
 {
 	struct candidate cand = { .kind = CANDIDATE_FDE, .flags = DACCE_FUNC_FDE };
 	const uint8_t *p = fde->start;
@@ -465,6 +481,8 @@ static int add_fde(struct elf_file *f, struct eh_frame *eh, const Dwarf_FDE *fde
 	/* Discarded code leaves FDEs pointing at 0 or nowhere: keep real code only. */
 	if (cand.end <= cand.start || !exec_section_of(f, cand.start, cand.end))
 		return 0;
+	if (!cfa_is_entry(cfi, cand.start))
+		cand.flags |= DACCE_FUNC_FRAGMENT;
 	return push_candidate(c, &cand);
 }
 
@@ -485,23 +503,31 @@ static int collect_fdes(struct elf_file *f, struct candidates *c)
 		return -EBADMSG;
 	if (!eh.data->d_buf || eh.data->d_size == 0)
 		return 0;
+	/* Rules at FDE starts tell entries from fragments; absent CFI only loses that. */
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(f->elf);
+	int err = 0;
+
 	/* Ends at the end of the section or at a zero terminator, as unwinders do. */
 	for (;;) {
 		Dwarf_CFI_Entry entry;
 		int ret = dwarf_next_cfi(eh.ident, eh.data, true, offset, &next, &entry);
 
 		if (ret > 0)
-			return 0;
-		if (ret < 0)
-			return -EBADMSG;
+			break;
+		if (ret < 0) {
+			err = -EBADMSG;
+			break;
+		}
 		offset = next;
 		if (!dwarf_cfi_cie_p(&entry)) {
-			int err = add_fde(f, &eh, &entry.fde, c);
-
+			err = add_fde(f, &eh, &entry.fde, c, cfi);
 			if (err)
-				return err;
+				break;
 		}
 	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	return err;
 }
 
 /* ------------------------------------------------------------ the merge */
@@ -562,7 +588,7 @@ static size_t merge_candidates(struct candidate *v, size_t n)
 		if (last && c.start == last->start) {
 			/* One entry point: the best candidate stands, an FDE sizes a guess. */
 			if (c.kind == CANDIDATE_FDE) {
-				last->flags |= DACCE_FUNC_FDE;
+				last->flags |= c.flags & (DACCE_FUNC_FDE | DACCE_FUNC_FRAGMENT);
 				if (last->flags & DACCE_FUNC_END_GUESSED) {
 					last->end = c.end;
 					last->flags &= ~DACCE_FUNC_END_GUESSED;

@@ -34,6 +34,12 @@
 #define DACCE_FUNC_SYMBOL	(1u << 0) /* a symbol starts here (name may still be NULL if unnamed) */
 #define DACCE_FUNC_FDE		(1u << 1) /* an FDE starts here: unwind info covers the entry */
 #define DACCE_FUNC_END_GUESSED	(1u << 2) /* zero-size symbol without FDE: end is a guess */
+/*
+ * Its FDE says the CFA at its start is not %rsp + 8, so no return address
+ * sits on top there: code split off another function (foo.cold), entered by
+ * jumps while that function's frame is live, never called.
+ */
+#define DACCE_FUNC_FRAGMENT	(1u << 3)
 
 struct dacce_func {
 	uintptr_t start, end; /* [start, end), run-time addresses */

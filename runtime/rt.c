@@ -71,7 +71,8 @@ static struct {
 	struct dacce_graph *graph;
 	struct dacce_dict *dict;
 	struct dacce_codecache cache;
-	struct dacce_modules modules;
+	struct dacce_modules at_start;	/* holds *exe: never rescanned */
+	struct dacce_modules modules;	/* rescanned after dlopen/dlclose */
 	const struct dacce_module_info *exe;
 	struct dacce_funcs exe_funcs;
 	uint32_t exe_module;
@@ -156,8 +157,21 @@ static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **f
 		return dacce_graph_add_node(rt.graph, rt.exe_module, target - rt.exe->bias, node);
 	}
 	m = dacce_modules_find(&rt.modules, target);
-	if (!m)
-		return -ENOENT;
+	if (!m && dacce_modules_changed(&rt.modules)) {
+		/* Loaded since we last looked (dlopen). */
+		dacce_modules_fini(&rt.modules);
+		err = dacce_modules_scan(&rt.modules);
+		if (err)
+			return err;
+		m = dacce_modules_find(&rt.modules, target);
+	}
+	if (!m) {
+		/* Code in no module (generated at run time): named by its address. */
+		err = dacce_graph_add_module(rt.graph, NULL, 0, &module);
+		if (err)
+			return err;
+		return dacce_graph_add_node(rt.graph, module, target & DACCE_OFFSET_MAX, node);
+	}
 	err = graph_module_of(m, &module);
 	if (err)
 		return err;
@@ -182,6 +196,30 @@ static int reserve_sites(uint32_t count)
 	rt.sites = grown;
 	rt.cap_sites = cap;
 	return 0;
+}
+
+/*
+ * Whether a jump to target stays in the same logical function: a target in
+ * the middle of a function, or the start of a fragment the compiler split
+ * off a function (foo.cold), is not a tail call: the frame is still live and
+ * its stack holds no return address at %rsp.
+ */
+static bool jump_stays_in_function(uintptr_t target, const struct dacce_func **fragment)
+{
+	const struct dacce_func *f = dacce_funcs_find(&rt.exe_funcs, target);
+	const char *cold;
+
+	*fragment = NULL;
+	if (!f)
+		return false;
+	if (f->start != target)
+		return true;
+	cold = f->name ? strstr(f->name, ".cold") : NULL;
+	if ((f->flags & DACCE_FUNC_FRAGMENT) || (cold && (cold[5] == '\0' || cold[5] == '.'))) {
+		*fragment = f;
+		return true;
+	}
+	return false;
 }
 
 /* A call rel32, a call through a RIP-relative slot, or a jmp rel32: room for jmp rel32. */
@@ -252,6 +290,23 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	return err ? err : redirect_site(s->addr, stub);
 }
 
+static int decode_function(const struct dacce_func *fn, uint32_t node);
+
+/*
+ * A site found by the scan: jumps that stay in the function are left alone
+ * (fragments they reach are decoded as part of it); the rest are redirected.
+ */
+static int consider_site(const struct dacce_scan_site *s, const struct dacce_func *fn,
+			 uint32_t node)
+{
+	const struct dacce_func *fragment;
+
+	if (dacce_site_kind_is_tail((enum dacce_site_kind)s->kind) && s->target &&
+	    jump_stays_in_function(s->target, &fragment))
+		return fragment ? decode_function(fragment, node) : 0;
+	return add_site(s, fn, node);
+}
+
 /* Decodes a function of the program on its first entry and redirects its sites. */
 static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
@@ -273,7 +328,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 		return 0;
 	}
 	for (size_t i = 0; i < scan.n && !err; i++)
-		err = add_site(&scan.sites[i], fn, node);
+		err = consider_site(&scan.sites[i], fn, node);
 	dacce_scan_fini(&scan);
 	return err;
 }
@@ -348,6 +403,7 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 		err = edge_to((uint32_t)token, target, &edge);
 		if (!err)
 			err = build_trampoline((uint32_t)token, edge, target, &tramp);
+		site = &rt.sites[token]; /* decoding the callee may have moved the array */
 		if (!err)
 			err = redirect_site(site->scan.addr, tramp);
 		if (err)
@@ -377,6 +433,7 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 		err = build_trampoline(index, edge, target, tramp);
 	if (err)
 		return err;
+	site = &rt.sites[index]; /* decoding the callee may have moved the array */
 	if (site->n_by_target == site->cap_by_target) {
 		uint32_t cap = site->cap_by_target ? site->cap_by_target * 2 : 4;
 
@@ -394,6 +451,7 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 static int on_trap(void *uc_void, uintptr_t at)
 {
 	ucontext_t *uc = uc_void;
+	const struct dacce_func *fragment;
 	struct dacce_branch br;
 	struct rt_site *site;
 	uintptr_t next;
@@ -412,11 +470,16 @@ static int on_trap(void *uc_void, uintptr_t at)
 		fatal("emulating a trapped site", err);
 	if (!br.taken)
 		next = at + br.len;
-	else if (!br.is_call && br.target >= site->fn_start && br.target < site->fn_end)
+	else if (!br.is_call && ((br.target >= site->fn_start && br.target < site->fn_end) ||
+				 jump_stays_in_function(br.target, &fragment)))
 		next = br.target; /* a jump within the function (a switch): no edge */
 	else if ((err = trampoline_for_target(index, br.target, &next)))
 		fatal("instrumenting a trapped site", err);
+	site = &rt.sites[index];
 	pthread_mutex_unlock(&rt.lock);
+	dacce_rt_log(false, "trap at %#lx (%s) target %#lx -> %#lx", (unsigned long)at,
+		     dacce_site_kind_name((enum dacce_site_kind)site->scan.kind),
+		     (unsigned long)br.target, (unsigned long)next);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)next;
 	return 1;
 }
@@ -572,13 +635,15 @@ static void after_fork(void)
 
 static int load_program(void)
 {
-	int err = dacce_modules_scan(&rt.modules);
+	int err = dacce_modules_scan(&rt.at_start);
 
+	if (!err)
+		err = dacce_modules_scan(&rt.modules);
 	if (err)
 		return err;
-	for (size_t i = 0; i < rt.modules.n; i++)
-		if (rt.modules.mods[i].is_main)
-			rt.exe = &rt.modules.mods[i];
+	for (size_t i = 0; i < rt.at_start.n; i++)
+		if (rt.at_start.mods[i].is_main)
+			rt.exe = &rt.at_start.mods[i];
 	if (!rt.exe)
 		return -ENOENT;
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
