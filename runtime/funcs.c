@@ -454,8 +454,10 @@ static bool cfa_is_entry(Dwarf_CFI *cfi, GElf_Addr addr)
 
 	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame) != 0)
 		return true;
+	/* libdw spells "CFA = %rsp + 8" as DW_OP_bregx 7, 8 (or DW_OP_breg7 8). */
 	if (dwarf_frame_cfa(frame, &ops, &n_ops) == 0 && n_ops == 1)
-		entry = ops[0].atom == DW_OP_breg7 && ops[0].number == 8;
+		entry = (ops[0].atom == DW_OP_bregx && ops[0].number == 7 && ops[0].number2 == 8) ||
+			(ops[0].atom == DW_OP_breg7 && ops[0].number == 8);
 	free(frame);
 	return entry;
 }

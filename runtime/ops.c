@@ -5,8 +5,15 @@
 
 #include "tls.h"
 
-/* Red-zone slot for %rax: below anything a call would write (-8). */
+/*
+ * Red-zone slots: below anything a call writes (-8).  Every register is
+ * kept, caller-saved ones too: with interprocedural register allocation a
+ * compiler keeps values in caller-saved registers across calls to functions
+ * it knows leave them alone.
+ */
 #define RAX_SPILL (-16)
+#define R11_SPILL (-24)
+#define RCX_SPILL (-32)
 /* Fields of the top entry, relative to cc_top (one past it). */
 #define TOP_ID (-16)
 #define TOP_EDGE (-8)
@@ -50,11 +57,13 @@ static void emit_add_en(struct x86_buf *b, int32_t id, uint64_t en, bool add)
 			x86_sub_imm_from_fs(b, id, (int32_t)en);
 		return;
 	}
+	x86_spill_r11(b, R11_SPILL);
 	x86_movabs_r11(b, en);
 	if (add)
 		x86_add_r11_to_fs(b, id);
 	else
 		x86_sub_r11_from_fs(b, id);
+	x86_reload_r11(b, R11_SPILL);
 }
 
 /*
@@ -83,6 +92,7 @@ static void emit_push_before(struct x86_buf *b, int32_t tpoff, const struct dacc
 {
 	x86_label empty = 0, other_edge = 0, saturated = 0, other_id = 0, done_bump = 0;
 
+	x86_spill_r11(b, R11_SPILL);
 	x86_mov_fs_to_r11(b, tpoff + (int32_t)DACCE_TLS_CC_TOP);
 	if (op->compress) {
 		empty = emit_compress_check(b, tpoff, op->edge, &other_edge, &saturated);
@@ -107,12 +117,15 @@ static void emit_push_before(struct x86_buf *b, int32_t tpoff, const struct dacc
 		x86_bind(b, done_bump);
 	x86_movabs_r11(b, op->reset_id);
 	x86_mov_r11_to_fs(b, tpoff + (int32_t)DACCE_TLS_ID);
+	x86_reload_r11(b, R11_SPILL);
 }
 
 static void emit_push_after(struct x86_buf *b, int32_t tpoff)
 {
 	x86_label pop, done;
 
+	x86_spill_r11(b, R11_SPILL);
+	x86_spill_rcx(b, RCX_SPILL);
 	x86_mov_fs_to_r11(b, tpoff + (int32_t)DACCE_TLS_CC_TOP);
 	x86_load_rcx_from_r11(b, TOP_ID);
 	x86_mov_rcx_to_fs(b, tpoff + (int32_t)DACCE_TLS_ID);
@@ -124,6 +137,8 @@ static void emit_push_after(struct x86_buf *b, int32_t tpoff)
 	x86_add_r11_imm8(b, -16);
 	x86_mov_r11_to_fs(b, tpoff + (int32_t)DACCE_TLS_CC_TOP);
 	x86_bind(b, done);
+	x86_reload_rcx(b, RCX_SPILL);
+	x86_reload_r11(b, R11_SPILL);
 }
 
 void dacce_emit_before(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op)

@@ -4,11 +4,11 @@
  * must leave the TLS block exactly as dacce_op_call / dacce_op_return leave
  * a struct dacce_state; tests/check_rt_ops.c runs both side by side.
  *
- * Register contract: "before" code runs at a call site, where flags, %r11
- * and the red zone are dead and every argument register is live; it uses
- * %r11 and spills %rax below %rsp.  "after" code runs after the callee
- * returned, where %rax/%rdx (and vector registers) hold return values; it
- * uses %r11 and %rcx.
+ * Register contract: both run where flags and the red zone are dead (at a
+ * call site, and just after the call returns) and keep every register:
+ * with interprocedural register allocation (gcc's -fipa-ra) callers keep
+ * values in caller-saved registers across calls to functions known not to
+ * touch them.  Scratch registers are spilled to the red zone.
  */
 #ifndef DACCE_RT_OPS_H
 #define DACCE_RT_OPS_H

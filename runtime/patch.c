@@ -56,6 +56,7 @@ static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
 	ucontext_t *uc = uc_void;
 	greg_t *regs = uc->uc_mcontext.gregs;
 	uintptr_t trap_at = (uintptr_t)regs[REG_RIP] - 1;
+	int saved_errno = errno;
 
 	if (info->si_code != SI_KERNEL && info->si_code != TRAP_BRKPT) {
 		chain_to_previous(sig, info, uc_void);
@@ -76,8 +77,11 @@ static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
 	}
 	dacce_trap_hook hook = atomic_load_explicit(&trap_hook, memory_order_acquire);
 
-	if (hook && hook(uc_void, trap_at))
+	if (hook && hook(uc_void, trap_at)) {
+		errno = saved_errno;
 		return;
+	}
+	errno = saved_errno;
 	chain_to_previous(sig, info, uc_void);
 }
 

@@ -391,7 +391,7 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 	uintptr_t target, tramp;
 	uint32_t edge;
 	sigset_t saved;
-	int err = 0;
+	int err = 0, saved_errno = errno; /* the program may be between a call and its errno check */
 
 	(void)regs;
 	lock_runtime(&saved);
@@ -412,6 +412,7 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 	}
 	tramp = site->tramp;
 	unlock_runtime(&saved);
+	errno = saved_errno;
 	return tramp;
 }
 
@@ -456,12 +457,13 @@ static int on_trap(void *uc_void, uintptr_t at)
 	struct rt_site *site;
 	uintptr_t next;
 	uint32_t index;
-	int err;
+	int err, saved_errno = errno; /* a signal handler must leave errno as it found it */
 
 	/* Every signal is already blocked in the SIGTRAP handler. */
 	pthread_mutex_lock(&rt.lock);
 	if (dacce_hashmap_get(&rt.trapped_at, at, &index)) {
 		pthread_mutex_unlock(&rt.lock);
+		errno = saved_errno;
 		return 0;
 	}
 	site = &rt.sites[index];
@@ -477,6 +479,7 @@ static int on_trap(void *uc_void, uintptr_t at)
 		fatal("instrumenting a trapped site", err);
 	site = &rt.sites[index];
 	pthread_mutex_unlock(&rt.lock);
+	errno = saved_errno;
 	dacce_rt_log(false, "trap at %#lx (%s) target %#lx -> %#lx", (unsigned long)at,
 		     dacce_site_kind_name((enum dacce_site_kind)site->scan.kind),
 		     (unsigned long)br.target, (unsigned long)next);

@@ -15,9 +15,20 @@
 
 _Static_assert(sizeof(struct dacce_rt_tail_record) == 40, "generated code assumes 40-byte records");
 
-/* Red-zone spills at a tail site (%rsp points at the frame's return address). */
-#define RAX_SPILL (-16)
-#define RCX_SPILL (-24)
+/*
+ * A jump that looks like a tail call may be a jump into a fragment of the
+ * same function (a frameless function's cold part), where the red zone,
+ * %r11 and the flags can be live.  So the trampoline moves %rsp past the red
+ * zone, saves what it uses there (where signal frames cannot reach), and
+ * puts everything back before jumping on.
+ */
+#define RED_ZONE 128
+/* The return stub's red-zone slots. */
+#define STUB_RCX (-16)
+#define STUB_RSI (-24)
+#define STUB_R11 (-32)
+#define STUB_TARGET (-40)
+#define SAVED (4 * 8) /* flags, %rax, %rcx, %r11 */
 
 static int32_t field(int32_t tpoff, size_t offset)
 {
@@ -30,7 +41,13 @@ uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff)
 	x86_label no_entries, fatal;
 	size_t loop;
 
-	/* %rax/%rdx hold return values; %r11, %rcx, %rsi are free. */
+	/*
+	 * At a return: flags and the red zone are dead; every register is kept
+	 * (a caller may rely on what it knows the callee leaves alone).
+	 */
+	x86_spill_rcx(b, STUB_RCX);
+	x86_spill_rsi(b, STUB_RSI);
+	x86_spill_r11(b, STUB_R11);
 	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
 	x86_lea_rcx_rsp(b, -8); /* the slot this return came through */
 	loop = b->len;
@@ -49,39 +66,42 @@ uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff)
 	x86_load_ecx_from_r11(b, REC_TOP_AUX);
 	x86_store_ecx_at_rsi(b, -4); /* the top entry's count */
 	x86_bind(b, no_entries);
-	x86_jmp_r11_mem(b, REC_RETURN);
+	x86_load_rcx_from_r11(b, REC_RETURN);
+	x86_spill_rcx(b, STUB_TARGET);
+	x86_reload_rcx(b, STUB_RCX);
+	x86_reload_rsi(b, STUB_RSI);
+	x86_reload_r11(b, STUB_R11);
+	x86_jmp_rsp_mem(b, STUB_TARGET);
 	x86_bind(b, fatal);
 	x86_ud2(b); /* a return through the stub with no record: the state is lost */
 	return b->overflow ? 0 : start;
 }
 
-/* Pushes a record for the frame whose return-address slot is at %rsp; %r11 = tc_top. */
+/* Pushes a record for the frame whose return-address slot is at %rcx; %r11 = tc_top. */
 static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_stub)
 {
-	x86_label no_entries;
+	x86_label no_entries, stored;
 
-	x86_spill_rax(b, RAX_SPILL);
-	x86_spill_rcx(b, RCX_SPILL);
 	x86_mov_fs_to_rax(b, field(tpoff, DACCE_TLS_ID));
 	x86_store_rax_at_r11(b, REC_ID);
 	x86_mov_fs_to_rax(b, field(tpoff, DACCE_TLS_CC_TOP));
 	x86_store_rax_at_r11(b, REC_CC_TOP);
-	x86_xor_ecx(b);
 	x86_cmp_fs_with_rax(b, field(tpoff, DACCE_TLS_CC_BASE));
 	no_entries = x86_jcc_short(b, X86_JE);
-	x86_load_ecx_from_rax(b, -4);
+	x86_load_eax_from_rax(b, -4); /* the top entry's count */
+	stored = x86_jmp_short(b);
 	x86_bind(b, no_entries);
-	x86_store_ecx_at_r11(b, REC_TOP_AUX);
-	x86_store_rsp_at_r11(b, REC_FRAME);
-	x86_load_rax_from_rsp(b);
+	x86_xor_eax(b);
+	x86_bind(b, stored);
+	x86_store_eax_at_r11(b, REC_TOP_AUX);
+	x86_store_rcx_at_r11(b, REC_FRAME);
+	x86_load_rax_from_rcx(b);
 	x86_store_rax_at_r11(b, REC_RETURN);
 	/* Record complete before it is published, published before the slot points at the stub. */
 	x86_add_r11_imm8(b, RECORD);
 	x86_mov_r11_to_fs(b, field(tpoff, DACCE_TLS_TC_TOP));
 	x86_movabs_rax(b, return_stub);
-	x86_store_rax_to_rsp(b);
-	x86_reload_rax(b, RAX_SPILL);
-	x86_reload_rcx(b, RCX_SPILL);
+	x86_store_rax_at_rcx(b);
 }
 
 int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
@@ -93,17 +113,21 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	if (!x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
 		slot = x86_literal64(b, target);
 	*entry = b->addr + b->len;
+	x86_lea_rsp(b, -RED_ZONE);
+	x86_pushfq(b);
+	x86_push_rax(b);
+	x86_push_rcx(b);
+	x86_push_r11(b);
+	x86_lea_rcx_rsp32(b, SAVED + RED_ZONE); /* the frame's return-address slot */
 
 	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
 	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
 	empty = x86_jcc_short(b, X86_JE);
-	x86_cmp_rsp_with_r11_mem(b, REC_FRAME - RECORD);
+	x86_cmp_rcx_with_r11_mem(b, REC_FRAME - RECORD);
 	other_frame = x86_jcc_short(b, X86_JNE);
 	/* Same slot: the record is this frame's only if the slot still holds the stub. */
-	x86_spill_rax(b, RAX_SPILL);
 	x86_movabs_rax(b, return_stub);
-	x86_cmp_rax_with_rsp_mem(b);
-	x86_reload_rax(b, RAX_SPILL);
+	x86_cmp_rax_with_rcx_mem(b);
 	stale = x86_jcc_short(b, X86_JNE);
 	have_record = x86_jmp_short(b);
 	x86_bind(b, stale);
@@ -113,6 +137,12 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	emit_new_record(b, tpoff, return_stub);
 	x86_bind(b, have_record);
 	dacce_emit_before(b, tpoff, op);
+
+	x86_pop_r11(b);
+	x86_pop_rcx(b);
+	x86_pop_rax(b);
+	x86_popfq(b);
+	x86_lea_rsp(b, RED_ZONE);
 	if (slot)
 		x86_jmp_rip_slot(b, slot);
 	else

@@ -18,8 +18,8 @@
 #include "ops.h"
 #include "x86.h"
 
-#define DACCE_TAIL_STUB_MAX 96
-#define DACCE_TAIL_TRAMP_MAX 320
+#define DACCE_TAIL_STUB_MAX 160
+#define DACCE_TAIL_TRAMP_MAX 448
 
 /*
  * The return stub, once per process.  Records whose slot is not the one the

@@ -15,7 +15,7 @@
 #include "x86.h"
 
 /* Longest trampoline tramp_build_call emits. */
-#define DACCE_TRAMP_CALL_MAX 256
+#define DACCE_TRAMP_CALL_MAX 320
 
 /*
  * before(op); call target; after(op); jmp return_to.  A target beyond rel32

@@ -134,6 +134,27 @@ void x86_add_r11_imm8(struct x86_buf *b, int8_t imm)
 	emit(b, insn, sizeof(insn));
 }
 
+/* mov between a register and disp8(%rsp). */
+static void rsp_d8_op(struct x86_buf *b, uint8_t rex, uint8_t opcode, int reg, int8_t disp)
+{
+	uint8_t insn[] = { rex, opcode, MODRM_RSP_D8(reg), SIB_RSP, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_spill_r11(struct x86_buf *b, int8_t disp) { rsp_d8_op(b, REX_WR, 0x89, R11, disp); }
+void x86_reload_r11(struct x86_buf *b, int8_t disp) { rsp_d8_op(b, REX_WR, 0x8b, R11, disp); }
+void x86_spill_rsi(struct x86_buf *b, int8_t disp) { rsp_d8_op(b, REX_W, 0x89, RSI, disp); }
+void x86_reload_rsi(struct x86_buf *b, int8_t disp) { rsp_d8_op(b, REX_W, 0x8b, RSI, disp); }
+
+void x86_jmp_rsp_mem(struct x86_buf *b, int8_t disp)
+{
+	/* FF /4, ModRM 01 100 100, SIB 0x24 */
+	uint8_t insn[] = { 0xff, 0x64, SIB_RSP, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
 void x86_spill_rcx(struct x86_buf *b, int8_t disp)
 {
 	uint8_t insn[] = { REX_W, 0x89, MODRM_RSP_D8(RCX), SIB_RSP, (uint8_t)disp };
@@ -224,6 +245,73 @@ void x86_jmp_r11_mem(struct x86_buf *b, int8_t disp)
 void x86_ud2(struct x86_buf *b)
 {
 	uint8_t insn[] = { 0x0f, 0x0b };
+
+	emit(b, insn, sizeof(insn));
+}
+
+static void emit1(struct x86_buf *b, uint8_t byte)
+{
+	emit(b, &byte, 1);
+}
+
+/* lea disp32(%rsp), reg: ModRM 10 reg 100 + SIB 0x24. */
+static void lea_rsp32(struct x86_buf *b, int reg, int32_t disp)
+{
+	uint8_t insn[8] = { REX_W, 0x8d, (uint8_t)(0x80 | (reg & 7) << 3 | 0x04), SIB_RSP };
+
+	emit_u32(insn + 4, (uint32_t)disp);
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_lea_rsp(struct x86_buf *b, int32_t disp) { lea_rsp32(b, RSP, disp); }
+void x86_lea_rcx_rsp32(struct x86_buf *b, int32_t disp) { lea_rsp32(b, RCX, disp); }
+void x86_pushfq(struct x86_buf *b) { emit1(b, 0x9c); }
+void x86_popfq(struct x86_buf *b) { emit1(b, 0x9d); }
+void x86_push_rax(struct x86_buf *b) { emit1(b, 0x50); }
+void x86_push_rcx(struct x86_buf *b) { emit1(b, 0x51); }
+void x86_pop_rax(struct x86_buf *b) { emit1(b, 0x58); }
+void x86_pop_rcx(struct x86_buf *b) { emit1(b, 0x59); }
+
+void x86_push_r11(struct x86_buf *b)
+{
+	uint8_t insn[] = { REX_B, 0x53 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_pop_r11(struct x86_buf *b)
+{
+	uint8_t insn[] = { REX_B, 0x5b };
+
+	emit(b, insn, sizeof(insn));
+}
+
+/* op r64, [rcx] with mod 00, rm 001. */
+static void rcx_mem_op(struct x86_buf *b, uint8_t opcode)
+{
+	uint8_t insn[] = { REX_W, opcode, 0x01 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_load_rax_from_rcx(struct x86_buf *b) { rcx_mem_op(b, 0x8b); }
+void x86_store_rax_at_rcx(struct x86_buf *b) { rcx_mem_op(b, 0x89); }
+void x86_cmp_rax_with_rcx_mem(struct x86_buf *b) { rcx_mem_op(b, 0x39); }
+
+void x86_load_eax_from_rax(struct x86_buf *b, int8_t disp)
+{
+	/* mov disp8(%rax), %eax: ModRM 01 000 000 */
+	uint8_t insn[] = { 0x8b, 0x40, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_store_eax_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0x89, RAX, disp); }
+void x86_store_rcx_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0x89, RCX, disp); }
+
+void x86_xor_eax(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0x31, 0xc0 };
 
 	emit(b, insn, sizeof(insn));
 }

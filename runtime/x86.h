@@ -37,9 +37,14 @@ void x86_cmp_fs_with_r11(struct x86_buf *b, int32_t disp); /* flags of r11 - [fs
 
 void x86_movabs_r11(struct x86_buf *b, uint64_t imm);
 
-/* Red-zone spills of %rax (below %rsp: dead at call sites, skipped by signal frames). */
+/* Red-zone spills (below %rsp: dead at call sites and returns, skipped by signal frames). */
 void x86_spill_rax(struct x86_buf *b, int8_t disp);
 void x86_reload_rax(struct x86_buf *b, int8_t disp);
+void x86_spill_r11(struct x86_buf *b, int8_t disp);
+void x86_reload_r11(struct x86_buf *b, int8_t disp);
+void x86_spill_rsi(struct x86_buf *b, int8_t disp);
+void x86_reload_rsi(struct x86_buf *b, int8_t disp);
+void x86_jmp_rsp_mem(struct x86_buf *b, int8_t disp); /* jmp *disp(%rsp) */
 
 /* Accesses through %r11 with an 8-bit displacement. */
 void x86_store_rax_at_r11(struct x86_buf *b, int8_t disp);
@@ -76,6 +81,25 @@ void x86_store_ecx_at_rsi(struct x86_buf *b, int8_t disp);
 void x86_xor_ecx(struct x86_buf *b);
 void x86_jmp_r11_mem(struct x86_buf *b, int8_t disp); /* jmp *disp(%r11) */
 void x86_ud2(struct x86_buf *b);
+
+/* Used by tail trampolines, which must keep every register, flags and the red zone. */
+void x86_lea_rsp(struct x86_buf *b, int32_t disp);	   /* lea disp(%rsp), %rsp */
+void x86_lea_rcx_rsp32(struct x86_buf *b, int32_t disp);   /* lea disp(%rsp), %rcx */
+void x86_pushfq(struct x86_buf *b);
+void x86_popfq(struct x86_buf *b);
+void x86_push_rax(struct x86_buf *b);
+void x86_push_rcx(struct x86_buf *b);
+void x86_push_r11(struct x86_buf *b);
+void x86_pop_rax(struct x86_buf *b);
+void x86_pop_rcx(struct x86_buf *b);
+void x86_pop_r11(struct x86_buf *b);
+void x86_load_rax_from_rcx(struct x86_buf *b);	   /* mov (%rcx), %rax */
+void x86_store_rax_at_rcx(struct x86_buf *b);	   /* mov %rax, (%rcx) */
+void x86_cmp_rax_with_rcx_mem(struct x86_buf *b);  /* flags of [rcx] - rax */
+void x86_load_eax_from_rax(struct x86_buf *b, int8_t disp);
+void x86_store_eax_at_r11(struct x86_buf *b, int8_t disp);
+void x86_store_rcx_at_r11(struct x86_buf *b, int8_t disp);
+void x86_xor_eax(struct x86_buf *b);
 
 /* Control flow. */
 void x86_ret(struct x86_buf *b);
