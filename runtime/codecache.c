@@ -230,6 +230,53 @@ int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uint
 		       : -ENOSPC;
 }
 
+/* Replaces one region's memfd by a private copy, at the same addresses. */
+static int copy_region(struct dacce_code_region *r)
+{
+	int fd = memfd_create("dacce-code", MFD_CLOEXEC);
+	void *write = MAP_FAILED, *exec;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)r->size) < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	write = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (write == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	memcpy(write, r->write, r->size);
+	/* MAP_FIXED swaps the pages in one step: code returning into the region sees the same bytes. */
+	exec = mmap((void *)r->exec, r->size, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (exec == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	munmap(r->write, r->size);
+	r->write = write;
+	write = MAP_FAILED;
+	err = 0;
+cleanup:
+	if (write != MAP_FAILED)
+		munmap(write, r->size);
+	close(fd);
+	return err;
+}
+
+int dacce_codecache_after_fork(struct dacce_codecache *cache)
+{
+	for (size_t i = 0; i < cache->n; i++) {
+		int err = copy_region(&cache->regions[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 uint8_t *dacce_codecache_writable(const struct dacce_codecache *cache, uintptr_t exec)
 {
 	for (size_t i = 0; i < cache->n; i++) {

@@ -631,8 +631,17 @@ static void before_fork(void)
 	pthread_mutex_lock(&rt.lock);
 }
 
-static void after_fork(void)
+static void in_parent_after_fork(void)
 {
+	pthread_mutex_unlock(&rt.lock);
+}
+
+static void in_child_after_fork(void)
+{
+	int err = dacce_codecache_after_fork(&rt.cache);
+
+	if (err)
+		fatal("giving the fork child its own code cache", err);
 	pthread_mutex_unlock(&rt.lock);
 }
 
@@ -697,7 +706,7 @@ int dacce_rt_start(uintptr_t main_fn)
 		return err;
 	dacce_rt_set_slow_handler(on_first_call);
 	dacce_patch_set_trap_hook(on_trap);
-	pthread_atfork(before_fork, after_fork, after_fork);
+	pthread_atfork(before_fork, in_parent_after_fork, in_child_after_fork);
 
 	/* Epoch 0: the graph holds only the root; every edge found later is pushed. */
 	err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, main_fn, &main_edge);

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dacce.h"
 #include "graph.h"
@@ -112,6 +113,16 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(v
 	if (err)
 		free(start);
 	return err;
+}
+
+/*
+ * A vfork child shares the parent's memory, context block included: its
+ * trampolines would pop what the parent pushed, and the parent would pop it
+ * again.  POSIX lets vfork be fork, so it is.
+ */
+__attribute__((visibility("default"))) pid_t vfork(void)
+{
+	return fork();
 }
 
 __attribute__((visibility("default"))) int dacce_backtrace(void **buffer, int size)
