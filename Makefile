@@ -73,7 +73,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core check check-programs unit simulate bench-core fuzz deps clean help
+.PHONY: all core check check-programs check-real unit simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -131,9 +131,12 @@ endif
 check: $(CHECK_BINS) $(SIMULATE) $(RT_LIB)
 	$(Q)tests/run-checks.sh $(SIMULATE) "$(SIM_ARGS)" $(BUILD) $(CHECK_PROGRAMS_LIB) $(CHECK_BINS)
 
-# Only the runtime's integration programs.
+# Only the runtime's integration programs, or only the real programs.
 check-programs: $(RT_LIB)
 	$(Q)tests/run-programs.sh $(BUILD) $(abspath $(RT_LIB))
+
+check-real: $(RT_LIB)
+	$(Q)tests/run-real.sh $(BUILD) $(abspath $(RT_LIB))
 
 unit: $(CHECK_BINS)
 	$(Q)set -e; for t in $(CHECK_BINS); do echo "== $$t"; $$t; done
@@ -160,7 +163,8 @@ fuzz: $(FUZZ_DICT)
 
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
-	libzydis-dev libzycore-dev libelf-dev libdw-dev
+	libzydis-dev libzycore-dev libelf-dev libdw-dev \
+	python3 perl bzip2 gzip xz-utils zstd sqlite3 tar
 
 deps:
 	$(Q)if command -v apt-get >/dev/null; then \

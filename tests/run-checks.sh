@@ -41,19 +41,29 @@ else
 	failed=$((failed + 1))
 fi
 
-if [ "$libdacce" != "-" ]; then
-	echo "== integration programs under libdacce.so"
-	programs_out=$(tests/run-programs.sh "$build" "$libdacce" 2>&1)
-	printf '%s\n' "$programs_out" | grep -v '^programs:'
-	counts=$(printf '%s\n' "$programs_out" | sed -n 's/^programs: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+# Runs a runner that ends with "LABEL: N passed, M failed" and adds its counts.
+run_counted() {
+	local label=$1 out counts p f
+	shift
+	out=$("$@" 2>&1)
+	printf '%s\n' "$out" | grep -v "^$label:"
+	counts=$(printf '%s\n' "$out" | sed -n "s/^$label: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p")
 	if [ -z "$counts" ]; then
+		echo "$label: no summary"
 		failed=$((failed + 1))
-	else
-		read -r p f <<<"$counts"
-		passed=$((passed + p))
-		failed=$((failed + f))
-		echo "programs: $p passed, $f failed"
+		return
 	fi
+	read -r p f <<<"$counts"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	echo "$label: $p passed, $f failed"
+}
+
+if [ "$libdacce" != "-" ]; then
+	echo "== integration programs under libdacce.so (contexts against native backtrace())"
+	run_counted programs tests/run-programs.sh "$build" "$libdacce"
+	echo "== real programs under libdacce.so (same output, same exit status)"
+	run_counted real tests/run-real.sh "$build" "$libdacce"
 fi
 
 echo "check: $passed passed, $failed failed"

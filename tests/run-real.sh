@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Real programs from Debian packages must behave identically under libdacce.so: same output,
+# same exit status.  Usage: run-real.sh BUILD_DIR LIBDACCE
+set -u
+build=$1
+lib=$2
+work=$build/real
+mkdir -p "$work"
+head -c 2000000 /dev/urandom | base64 >"$work/input.txt"
+cd "$work" || exit 1
+
+jobs=(
+	"python3|python3 -c 'import re, json, sqlite3, threading; t = threading.Thread(target=print, args=(\"thread\",)); t.start(); t.join(); print(re.sub(r\"a+\", \"b\", \"caaat\"), json.dumps(json.loads(\"[1, 2.5, null]\")), sqlite3.connect(\":memory:\").execute(\"select 6*7\").fetchone(), float(\"nan\"))'"
+	"perl|perl -MList::Util=sum -e 'my %h = map { \$_ => \$_ ** 2 } 1..50; print sum(values %h), qq(\n)'"
+	"bash|bash -c 'f() { echo \$((\$1 * 2)); }; for i in 1 2 3; do f \$i; done | sort -r | tr \"\\n\" \" \"; echo'"
+	"bzip2|bzip2 -c input.txt | bzip2 -dc | md5sum"
+	"gzip|gzip -c input.txt | gzip -dc | md5sum"
+	"xz -T2|xz -c -T2 input.txt | xz -dc -T2 | md5sum"
+	"zstd -T2|zstd -q -c -T2 input.txt | zstd -q -dc | md5sum"
+	"sqlite3|sqlite3 :memory: 'create table t(x); insert into t values (1),(2),(3); select sum(x), group_concat(x) from t;'"
+	"tar|tar cf - input.txt | md5sum"
+)
+passed=0
+failed=0
+for job in "${jobs[@]}"; do
+	name=${job%%|*}
+	cmd=${job#*|}
+	tool=${cmd%% *}
+	if ! command -v "$tool" >/dev/null; then
+		echo "FAIL $name: $tool is not installed (make deps installs it)"
+		failed=$((failed + 1))
+		continue
+	fi
+	native=$(bash -c "$cmd" 2>&1)
+	native_status=$?
+	dacce=$(LD_PRELOAD=$lib bash -c "$cmd" 2>&1)
+	dacce_status=$?
+	if [ "$native" = "$dacce" ] && [ $native_status -eq $dacce_status ]; then
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name: status $dacce_status (native $native_status)"
+		printf '  native: %s\n  dacce:  %s\n' "$native" "$dacce" | head -n 8
+		failed=$((failed + 1))
+	fi
+done
+echo "real: $passed passed, $failed failed"
+[ $failed -eq 0 ]
