@@ -41,6 +41,7 @@
 #include "scan.h"
 #include "tail.h"
 #include "tls.h"
+#include "traits.h"
 #include "tramp.h"
 
 #define STUB_LEN 32
@@ -658,6 +659,9 @@ static int load_program(void)
 			rt.exe = &rt.at_start.mods[i];
 	if (!rt.exe)
 		return -ENOENT;
+	err = dacce_module_unwinds_exceptions(rt.exe);
+	if (err > 0)
+		return -ENOTSUP; /* see traits.h: refused rather than risk std::terminate */
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
 	if (!err)
 		err = graph_module_of(rt.exe, &rt.exe_module);

@@ -58,6 +58,11 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void 
 	err = dacce_rt_start((uintptr_t)main);
 	if (!err)
 		err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, (uintptr_t)main, &main_root_edge);
+	if (err == -ENOTSUP) {
+		dacce_rt_log(true, "not instrumenting this program: exceptions may unwind through it, "
+				   "which the runtime does not support yet");
+		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+	}
 	if (err) {
 		dacce_rt_log(true, "not instrumenting this program: %s", strerror(-err));
 		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
