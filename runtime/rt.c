@@ -65,6 +65,13 @@ struct rt_site {
 	uint32_t n_by_target, cap_by_target;
 };
 
+/* What setjmp saw, for its jmp_buf. */
+struct jump_mark {
+	const struct dacce_tls *thread; /* whose block: a jmp_buf is a thread's own */
+	uint64_t id;
+	uint32_t cc_depth, top_aux, tc_depth;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	bool enabled;
@@ -81,6 +88,9 @@ static struct {
 	uint32_t cap_sites;
 	struct dacce_hashmap trapped_at; /* address -> graph site */
 	struct dacce_hashmap decoded;	 /* function start -> node */
+	struct dacce_hashmap marks_at;	 /* jmp_buf address -> index in marks */
+	struct jump_mark *marks;
+	uint32_t n_marks, cap_marks;
 	uintptr_t tail_stub;
 	int32_t tpoff;
 } rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -556,6 +566,71 @@ void dacce_rt_thread_outside(void)
 	*tls->cc_top++ = (struct dacce_cc_entry){ .id = tls->id, .edge = OUTSIDE_EDGE, .aux = 0 };
 }
 
+void dacce_rt_mark_save(const void *env)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	struct jump_mark mark;
+	uint32_t index;
+	sigset_t saved;
+
+	if (!rt.enabled || !tls->cc_base)
+		return;
+	mark = (struct jump_mark){
+		.thread = tls,
+		.id = tls->id,
+		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base),
+		.top_aux = tls->cc_top > tls->cc_base ? tls->cc_top[-1].aux : 0,
+		.tc_depth = (uint32_t)(tls->tc_top - tls->tc_base),
+	};
+	lock_runtime(&saved);
+	if (dacce_hashmap_get(&rt.marks_at, (uintptr_t)env, &index)) {
+		if (rt.n_marks == rt.cap_marks) {
+			uint32_t cap = rt.cap_marks ? rt.cap_marks * 2 : 64;
+			struct jump_mark *grown = realloc(rt.marks, cap * sizeof(*grown));
+
+			if (!grown)
+				goto unlock;
+			rt.marks = grown;
+			rt.cap_marks = cap;
+		}
+		index = rt.n_marks;
+		if (dacce_hashmap_put(&rt.marks_at, (uintptr_t)env, index))
+			goto unlock;
+		rt.n_marks++;
+	}
+	rt.marks[index] = mark;
+unlock:
+	unlock_runtime(&saved);
+}
+
+void dacce_rt_mark_rewind(const void *env)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	struct jump_mark mark = { 0 };
+	uint32_t index;
+	sigset_t saved;
+	bool found;
+
+	if (!rt.enabled || !tls->cc_base)
+		return;
+	lock_runtime(&saved);
+	found = dacce_hashmap_get(&rt.marks_at, (uintptr_t)env, &index) == 0;
+	if (found)
+		mark = rt.marks[index];
+	unlock_runtime(&saved);
+	/* A jump goes outward only: a mark deeper than now, or another thread's, is not ours. */
+	if (!found || mark.thread != tls || mark.cc_depth > (uint32_t)(tls->cc_top - tls->cc_base) ||
+	    mark.tc_depth > (uint32_t)(tls->tc_top - tls->tc_base)) {
+		dacce_rt_thread_outside();
+		return;
+	}
+	tls->id = mark.id;
+	tls->cc_top = tls->cc_base + mark.cc_depth;
+	if (mark.cc_depth)
+		tls->cc_top[-1].aux = mark.top_aux;
+	tls->tc_top = tls->tc_base + mark.tc_depth;
+}
+
 void dacce_rt_thread_end(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
@@ -697,6 +772,7 @@ int dacce_rt_start(uintptr_t main_fn)
 		return -ENOMEM;
 	dacce_hashmap_init(&rt.trapped_at);
 	dacce_hashmap_init(&rt.decoded);
+	dacce_hashmap_init(&rt.marks_at);
 	dacce_codecache_init(&rt.cache);
 	rt.tpoff = dacce_tls_tpoff();
 	err = dacce_rt_entry_init();

@@ -32,6 +32,13 @@ int dacce_rt_thread_begin(uint32_t root_edge);
  */
 void dacce_rt_thread_outside(void);
 
+/*
+ * setjmp recorded this thread's context block for env; longjmp to env puts
+ * it back.  A jump with no usable mark leaves the thread's context partial.
+ */
+void dacce_rt_mark_save(const void *env);
+void dacce_rt_mark_rewind(const void *env);
+
 /* Frees the thread's stacks (at thread exit). */
 void dacce_rt_thread_end(void);
 

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Non-local jumps (PCCE section 7): setjmp records the thread's context
+ * block for its jmp_buf (jumps.S), longjmp puts it back before jumping.  The
+ * mark is taken inside the setjmp call, so it includes the entry of the call
+ * edge into setjmp; longjmp lands where setjmp returned, in that edge's
+ * trampoline, whose "after" pops the entry: the caller's state, exactly.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "rt.h"
+
+typedef void (*longjmp_fn)(void *, int);
+
+/* Read by jumps.S. */
+void *dacce_real__setjmp __attribute__((visibility("hidden")));
+void *dacce_real_setjmp __attribute__((visibility("hidden")));
+void *dacce_real___sigsetjmp __attribute__((visibility("hidden")));
+
+static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real___longjmp_chk;
+
+/* Before any program code runs: setjmp works with or without the runtime. */
+__attribute__((constructor)) static void find_real_jumps(void)
+{
+	dacce_real__setjmp = dlsym(RTLD_NEXT, "_setjmp");
+	dacce_real_setjmp = dlsym(RTLD_NEXT, "setjmp");
+	dacce_real___sigsetjmp = dlsym(RTLD_NEXT, "__sigsetjmp");
+	real_longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "longjmp");
+	real__longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "_longjmp");
+	real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
+	real___longjmp_chk = (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
+	if (!dacce_real__setjmp || !dacce_real_setjmp || !dacce_real___sigsetjmp ||
+	    !real_longjmp || !real__longjmp || !real_siglongjmp || !real___longjmp_chk)
+		abort(); /* a libc without them: nothing sensible to run */
+}
+
+/* Called by jumps.S with the jmp_buf. */
+void dacce_rt_setjmp_mark(void *env) __attribute__((visibility("hidden")));
+
+void dacce_rt_setjmp_mark(void *env)
+{
+	dacce_rt_mark_save(env);
+}
+
+/*
+ * The longjmp family, with the jmp_buf as an opaque pointer (their
+ * <setjmp.h> types would only be cast away).  None of them returns.
+ */
+__attribute__((visibility("default"), noreturn)) void longjmp(void *env, int val);
+__attribute__((visibility("default"), noreturn)) void _longjmp(void *env, int val);
+__attribute__((visibility("default"), noreturn)) void siglongjmp(void *env, int val);
+__attribute__((visibility("default"), noreturn)) void __longjmp_chk(void *env, int val);
+
+static _Noreturn void jump(longjmp_fn real, void *env, int val)
+{
+	dacce_rt_mark_rewind(env);
+	real(env, val);
+	abort();
+}
+
+void longjmp(void *env, int val)
+{
+	jump(real_longjmp, env, val);
+}
+
+void _longjmp(void *env, int val)
+{
+	jump(real__longjmp, env, val);
+}
+
+void siglongjmp(void *env, int val)
+{
+	jump(real_siglongjmp, env, val);
+}
+
+void __longjmp_chk(void *env, int val)
+{
+	jump(real___longjmp_chk, env, val);
+}
