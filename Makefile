@@ -73,7 +73,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core check check-programs check-real unit simulate bench-core fuzz deps clean help
+.PHONY: all core demo check check-programs check-real unit simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -137,6 +137,10 @@ check-programs: $(RT_LIB)
 
 check-real: $(RT_LIB)
 	$(Q)tests/run-real.sh $(BUILD) $(abspath $(RT_LIB))
+
+# The main job: programs run under the runtime and report their exact contexts.
+demo: $(RT_LIB)
+	$(Q)tests/demo.sh $(BUILD) $(abspath $(RT_LIB))
 
 unit: $(CHECK_BINS)
 	$(Q)set -e; for t in $(CHECK_BINS); do echo "== $$t"; $$t; done

@@ -93,6 +93,8 @@ static struct {
 	uint32_t n_marks, cap_marks;
 	uintptr_t tail_stub;
 	int32_t tpoff;
+	/* Counters for the exit summary. */
+	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines;
 } rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void dacce_rt_log(bool error, const char *fmt, ...)
@@ -289,6 +291,10 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	site->fn_start = fn->start;
 	site->fn_end = fn->end;
 	site->trapped = !site_is_patchable(s, site->original);
+	if (site->trapped)
+		rt.n_trapped++;
+	else
+		rt.n_patched++;
 	if (site->trapped) {
 		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
 		if (!err)
@@ -331,6 +337,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	err = dacce_hashmap_put(&rt.decoded, fn->start, node);
 	if (err)
 		return err;
+	rt.n_decoded++;
 	err = dacce_scan_function((const uint8_t *)fn->start, fn->start, fn->start, fn->end,
 				  rt.exe_funcs.plt, rt.exe_funcs.n_plt, &scan);
 	if (err) {
@@ -379,6 +386,7 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 	if (err)
 		return err;
 	x86_init(&b, write, max, *tramp);
+	rt.n_trampolines++;
 	if (tail)
 		return dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, tramp);
 	if (!site->trapped && site->scan.len == 6) {
@@ -409,6 +417,7 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 	if (token >= rt.cap_sites || rt.sites[token].scan.addr == 0)
 		fatal("slow path entered with an unknown site", EINVAL);
 	site = &rt.sites[token];
+	rt.n_first_calls++;
 	if (!site->tramp) {
 		target = site->scan.len == 6 ? *(const uintptr_t *)site->scan.slot : site->scan.target;
 		err = edge_to((uint32_t)token, target, &edge);
@@ -478,6 +487,7 @@ static int on_trap(void *uc_void, uintptr_t at)
 		return 0;
 	}
 	site = &rt.sites[index];
+	rt.n_traps++;
 	err = dacce_emulate_branch(site->original, site->scan.len, at, &uc->uc_mcontext, &br);
 	if (err)
 		fatal("emulating a trapped site", err);
@@ -488,12 +498,8 @@ static int on_trap(void *uc_void, uintptr_t at)
 		next = br.target; /* a jump within the function (a switch): no edge */
 	else if ((err = trampoline_for_target(index, br.target, &next)))
 		fatal("instrumenting a trapped site", err);
-	site = &rt.sites[index];
 	pthread_mutex_unlock(&rt.lock);
 	errno = saved_errno;
-	dacce_rt_log(false, "trap at %#lx (%s) target %#lx -> %#lx", (unsigned long)at,
-		     dacce_site_kind_name((enum dacce_site_kind)site->scan.kind),
-		     (unsigned long)br.target, (unsigned long)next);
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)next;
 	return 1;
 }
@@ -701,6 +707,20 @@ unlock:
 }
 
 /* ------------------------------------------------------------------ start */
+
+/* The summary DACCE_LOG asks for, when the process ends. */
+__attribute__((destructor)) static void log_summary(void)
+{
+	if (!rt.enabled)
+		return;
+	dacce_rt_log(false,
+		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges, "
+		     "%llu trampolines, %llu first calls, %llu traps taken, code cache %zu regions",
+		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
+		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
+		     (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
+		     (unsigned long long)rt.n_traps, rt.cache.n);
+}
 
 static void before_fork(void)
 {
