@@ -73,6 +73,15 @@ static int push_entry(struct dacce_state *st, uint64_t id, uint32_t edge, uint32
 	return 0;
 }
 
+/* The edge as the state's own epoch sees it. */
+static int edge_in_epoch(const struct dacce_state *st, const struct dacce_dict *dict,
+			 const struct dacce_graph *later, uint32_t edge, struct dacce_edge_view *v)
+{
+	if (!st || !dict || st->epoch != dict->epoch)
+		return -EINVAL;
+	return dacce_dict_edge(dict, later, edge, v);
+}
+
 /* The "before" half of a call through edge. */
 static int enter_edge(struct dacce_state *st, const struct dacce_dict *dict,
 		      const struct dacce_graph *later, uint32_t edge)
@@ -81,9 +90,7 @@ static int enter_edge(struct dacce_state *st, const struct dacce_dict *dict,
 	struct dacce_cc_entry *top;
 	int err;
 
-	if (!st || !dict || st->epoch != dict->epoch)
-		return -EINVAL;
-	err = dacce_dict_edge(dict, later, edge, &v);
+	err = edge_in_epoch(st, dict, later, edge, &v);
 	if (err)
 		return err;
 	if (dacce_site_kind_is_nested_root(v.kind))
@@ -118,9 +125,7 @@ int dacce_op_return(struct dacce_state *st, const struct dacce_dict *dict,
 	struct dacce_cc_entry *top;
 	int err;
 
-	if (!st || !dict || st->epoch != dict->epoch)
-		return -EINVAL;
-	err = dacce_dict_edge(dict, later, edge, &v);
+	err = edge_in_epoch(st, dict, later, edge, &v);
 	if (err)
 		return err;
 	if (v.class == DACCE_EDGE_ENCODED) {

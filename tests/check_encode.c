@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "decode.h"
 #include "dict.h"
 #include "machine.h"
@@ -314,11 +315,5 @@ static Suite *encode_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(encode_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(encode_suite());
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "decode.h"
 #include "dict.h"
 #include "machine.h"
@@ -241,11 +242,5 @@ static Suite *examples_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(examples_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(examples_suite());
 }

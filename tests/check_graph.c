@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "graph.h"
 
 static const uint8_t build_id[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -135,11 +136,5 @@ static Suite *graph_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(graph_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(graph_suite());
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "emulate.h"
 
 #define AT 0x400000u
@@ -132,11 +133,5 @@ static Suite *emulate_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(emulate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(emulate_suite());
 }

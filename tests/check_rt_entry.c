@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "codecache.h"
 #include "entry.h"
 #include "x86.h"
@@ -130,11 +131,5 @@ static Suite *entry_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(entry_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(entry_suite());
 }

@@ -19,6 +19,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "funcs.h"
 #include "modules.h"
 
@@ -488,11 +489,5 @@ static Suite *modules_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(modules_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(modules_suite());
 }

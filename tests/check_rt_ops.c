@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "codecache.h"
 #include "dict.h"
 #include "machine.h"
@@ -264,11 +265,5 @@ static Suite *ops_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ops_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(ops_suite());
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "codecache.h"
 #include "ops.h"
 #include "patch.h"
@@ -219,11 +220,5 @@ static Suite *patch_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(patch_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(patch_suite());
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "scan.h"
 
 /* Where the hand-assembled bytes pretend to run, and a fake PLT beyond them. */
@@ -476,11 +477,5 @@ static Suite *scan_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(scan_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(scan_suite());
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "codecache.h"
 #include "dict.h"
 #include "machine.h"
@@ -294,11 +295,5 @@ static Suite *tail_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tail_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(tail_suite());
 }
