@@ -73,7 +73,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core demo check check-programs check-real unit simulate bench-core fuzz deps clean help
+.PHONY: all core demo bench check check-programs check-real unit simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
 
@@ -153,6 +153,10 @@ simulate: $(SIMULATE)
 bench-core: $(BENCH_CORE)
 	$(Q)$(BENCH_CORE)
 
+# Real workloads natively and under the runtime, in one run (prints ratios, never fails on them).
+bench: $(RT_LIB) bench-core
+	$(Q)tests/bench-real.sh $(BUILD) $(abspath $(RT_LIB))
+
 # libFuzzer needs clang; the corpus lives in the build tree.
 $(FUZZ_DICT): tests/fuzz_dict.c $(CORE_SRCS)
 	$(call msg,FUZZ-LD,$@)
@@ -168,7 +172,7 @@ fuzz: $(FUZZ_DICT)
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libzydis-dev libzycore-dev libelf-dev libdw-dev \
-	python3 perl bzip2 gzip xz-utils zstd sqlite3 tar
+	python3 perl bzip2 gzip xz-utils zstd sqlite3 tar time
 
 deps:
 	$(Q)if command -v apt-get >/dev/null; then \

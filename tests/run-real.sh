@@ -22,6 +22,7 @@ jobs=(
 	"sqlite3|sqlite3 :memory: 'create table t(x); insert into t values (1),(2),(3); select sum(x), group_concat(x) from t;'"
 	"tar|tar cf - input.txt | md5sum"
 	"C++ exceptions (left alone)|./exceptions"
+	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
 )
 passed=0
 failed=0

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Real workloads, natively and under libdacce.so, in the same run: best of N wall-clock times
+# and their ratio, with the geometric mean.  Prints numbers; never fails on them.
+# Usage: bench-real.sh BUILD_DIR LIBDACCE [RUNS]
+set -u
+build=$1
+lib=$2
+runs=${3:-3}
+work=$build/bench
+mkdir -p "$work"
+cd "$work" || exit 1
+[ -f input.txt ] || head -c 20000000 /dev/urandom | base64 >input.txt
+
+workloads=(
+	"python3|/usr/bin/python3 -c 'import json; d = [{\"k\": i, \"v\": str(i) * 3} for i in range(200000)]; print(len(json.loads(json.dumps(d))))'"
+	"perl|perl -e 'my %h; \$h{\$_ % 1000} .= \$_ for 1..2000000; print scalar(keys %h), qq(\n)'"
+	"bzip2|bzip2 -c input.txt | md5sum"
+	"xz -T2|xz -c -T2 -1 input.txt | md5sum"
+	"zstd -T2|zstd -q -c -T2 input.txt | md5sum"
+	"gzip|gzip -c input.txt | md5sum"
+	"sqlite3|sqlite3 :memory: 'with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000) select sum(x) from c;'"
+	"bash|bash -c 'n=0; for i in \$(seq 1 200000); do n=\$((n + i)); done; echo \$n'"
+)
+
+best_time() {
+	local best= t
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -f %e -o time.out bash -c "$1" >/dev/null 2>&1
+		t=$(tail -n 1 time.out)
+		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t; fi
+	done
+	echo "$best"
+}
+
+printf '%-10s %10s %10s %8s\n' workload native dacce ratio
+log_sum=0
+count=0
+for w in "${workloads[@]}"; do
+	name=${w%%|*}
+	cmd=${w#*|}
+	native=$(best_time "$cmd")
+	dacce=$(best_time "LD_PRELOAD=$lib $cmd")
+	ratio=$(awk -v a="$dacce" -v b="$native" 'BEGIN { if (b <= 0) b = 0.01; printf "%.2f", a / b }')
+	printf '%-10s %9ss %9ss %7sx\n' "$name" "$native" "$dacce" "$ratio"
+	log_sum=$(awk -v s="$log_sum" -v r="$ratio" 'BEGIN { print s + log(r) }')
+	count=$((count + 1))
+done
+awk -v s="$log_sum" -v n="$count" 'BEGIN { printf "geomean ratio (dacce / native): %.2fx over %d workloads\n", exp(s / n), n }'
