@@ -85,6 +85,14 @@ static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
 	chain_to_previous(sig, info, uc_void);
 }
 
+void dacce_patch_chain_sigtrap(const struct sigaction *act, struct sigaction *old)
+{
+	if (old)
+		*old = previous_sigtrap;
+	if (act)
+		previous_sigtrap = *act;
+}
+
 void dacce_patch_set_trap_hook(dacce_trap_hook hook)
 {
 	atomic_store_explicit(&trap_hook, hook, memory_order_release);

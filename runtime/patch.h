@@ -13,6 +13,7 @@
 #ifndef DACCE_RT_PATCH_H
 #define DACCE_RT_PATCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,12 @@ void dacce_patch_set_trap_hook(dacce_trap_hook hook);
  * Returns 0, or a negative errno (the caller then must not patch live code).
  */
 int dacce_patch_init(void);
+
+/*
+ * The program's own SIGTRAP disposition: ours stays installed and passes
+ * traps that are not ours to it.  old (may be NULL) gets the previous one.
+ */
+void dacce_patch_chain_sigtrap(const struct sigaction *act, struct sigaction *old);
 
 /* Applies one patch.  Callers serialise patches (one at a time). */
 int dacce_patch_apply(const struct dacce_patch *patch);

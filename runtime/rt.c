@@ -637,6 +637,74 @@ void dacce_rt_mark_rewind(const void *env)
 	tls->tc_top = tls->tc_base + mark.tc_depth;
 }
 
+/* Whether node is one of the program's functions we decoded (not a boundary). */
+static bool node_is_decoded(uint32_t node)
+{
+	const struct dacce_node *n = &rt.graph->nodes[node];
+	uint32_t known;
+
+	return n->module == rt.exe_module &&
+	       dacce_hashmap_get(&rt.decoded, rt.exe->bias + n->offset, &known) == 0;
+}
+
+/*
+ * The function whose context the state describes when a signal arrives at
+ * pc: the program's function there, if decoded; inside a library, the
+ * boundary function the program called; inside generated code, unknown.
+ */
+static uint32_t interrupted_node(const struct dacce_tls *tls, uintptr_t pc)
+{
+	const struct dacce_func *f;
+	struct dacce_edge_view top;
+	uint32_t node;
+
+	if (dacce_codecache_contains(&rt.cache, pc))
+		return DACCE_NONE;
+	if (pc >= rt.exe->start && pc < rt.exe->end) {
+		f = dacce_funcs_find(&rt.exe_funcs, pc);
+		if (f && dacce_hashmap_get(&rt.decoded, f->start, &node) == 0)
+			return node;
+		return DACCE_NONE;
+	}
+	/* In a library: the state is that of the boundary call on top, if the top is one. */
+	if (tls->cc_top > tls->cc_base &&
+	    dacce_dict_edge(rt.dict, rt.graph, tls->cc_top[-1].edge, &top) == 0 &&
+	    top.callee < rt.graph->n_nodes && !node_is_decoded(top.callee))
+		return top.callee;
+	return DACCE_NONE;
+}
+
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	uint32_t node;
+	uint64_t reset;
+
+	sigset_t saved;
+
+	if (!rt.enabled || !tls->cc_base)
+		return 0;
+	lock_runtime(&saved);
+	node = interrupted_node(tls, pc);
+	reset = rt.dict->max_id + 1;
+	unlock_runtime(&saved);
+	/* machine.h's nested root: push <id, edge, interrupted node>, id = maxID + 1. */
+	*tls->cc_top = (struct dacce_cc_entry){ .id = tls->id, .edge = root_edge, .aux = node };
+	tls->cc_top++;
+	tls->id = reset;
+	return 1;
+}
+
+void dacce_rt_signal_leave(uint32_t root_edge)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	if (tls->cc_top > tls->cc_base && tls->cc_top[-1].edge == root_edge) {
+		tls->cc_top--;
+		tls->id = tls->cc_top->id;
+	}
+}
+
 void dacce_rt_thread_end(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
@@ -689,8 +757,12 @@ int dacce_rt_backtrace(void **buffer, int size)
 	for (int i = 0; i < n && count < size; i++) {
 		struct dacce_edge_view v;
 
-		if (dacce_dict_edge(rt.dict, rt.graph, frames[i].edge, &v) ||
-		    dacce_site_kind_is_root(v.kind))
+		if (dacce_dict_edge(rt.dict, rt.graph, frames[i].edge, &v))
+			break;
+		/* A signal handler's frame returns into the kernel's trampoline: none of ours. */
+		if (dacce_site_kind_is_nested_root(v.kind))
+			continue;
+		if (dacce_site_kind_is_root(v.kind))
 			break;
 		if (v.site >= rt.cap_sites || !rt.sites[v.site].scan.addr)
 			break;

@@ -39,6 +39,14 @@ void dacce_rt_thread_outside(void);
 void dacce_rt_mark_save(const void *env);
 void dacce_rt_mark_rewind(const void *env);
 
+/*
+ * A signal handler starts as a nested root on top of the interrupted
+ * context (at pc).  Returns 1 when an entry was pushed (then leave it with
+ * dacce_rt_signal_leave), 0 when the thread has no context.
+ */
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc);
+void dacce_rt_signal_leave(uint32_t root_edge);
+
 /* Frees the thread's stacks (at thread exit). */
 void dacce_rt_thread_end(void);
 

@@ -53,6 +53,21 @@ static uintptr_t probe_offset(void *addr)
 }
 
 /*
+ * The one call site of backtrace() or dacce_backtrace(): frame 0, the return
+ * address of that call, is then the same address natively and under the runtime.
+ */
+static __attribute__((noinline)) int probe_take(void **frames, int max, int *native)
+{
+	/* Looked up at run time: a weak reference would be bound to 0 in a non-PIE program. */
+	probe_backtrace_fn dacce = (probe_backtrace_fn)dlsym(RTLD_DEFAULT, "dacce_backtrace");
+	probe_backtrace_fn volatile bt = dacce ? dacce : backtrace;
+	int n = bt(frames, max);
+
+	*native = dacce == NULL;
+	return n;
+}
+
+/*
  * Prints "tag: off off ..." up to the first frame outside the program; when
  * program frames follow outside ones (other than the final _start), the
  * native stack went through a library: "tag: outside".  Deep stacks print a
@@ -61,11 +76,8 @@ static uintptr_t probe_offset(void *addr)
  */
 static __attribute__((noinline)) void probe(const char *tag)
 {
-	/* Looked up at run time: a weak reference would be bound to 0 in a non-PIE program. */
-	probe_backtrace_fn dacce = (probe_backtrace_fn)dlsym(RTLD_DEFAULT, "dacce_backtrace");
-	probe_backtrace_fn bt = dacce ? dacce : backtrace;
 	void **probe_frames = (void **)malloc(PROBE_MAX * sizeof(void *)); /* per call: threads */
-	int n = probe_frames ? bt(probe_frames, PROBE_MAX) : -1, end, len;
+	int native, n = probe_frames ? probe_take(probe_frames, PROBE_MAX, &native) : -1, end, len;
 	unsigned long long hash = 1469598103934665603ULL;
 	char line[PROBE_PRINT_MAX * 20 + 64];
 
@@ -96,6 +108,32 @@ static __attribute__((noinline)) void probe(const char *tag)
 				(unsigned long)probe_offset(probe_frames[i]));
 	printf("%s\n", line);
 	free(probe_frames);
+}
+
+/*
+ * For signal handlers: the native stack runs through the kernel's signal
+ * trampoline and libc (raise) between the handler and the interrupted code.
+ * Keeps only the program's frames (natively also dropping the last one,
+ * _start, which the context does not include) and prints them.
+ */
+static __attribute__((noinline)) void probe_through(const char *tag)
+{
+	void *frames[256];
+	int native, n = probe_take(frames, 256, &native), len;
+	char line[256 * 20 + 64];
+
+	if (n < 0) {
+		printf("%s: partial\n", tag);
+		return;
+	}
+	if (native)
+		n--;
+	len = snprintf(line, sizeof(line), "%s:", tag);
+	for (int i = 0; i < n; i++)
+		if (probe_in_program(frames[i]))
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
+					(unsigned long)probe_offset(frames[i]));
+	printf("%s\n", line);
 }
 
 #endif

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Signal handlers as nested roots (machine.h): sigaction and signal are
+ * interposed so that each handler runs inside a wrapper that pushes a
+ * signal-root entry on top of the interrupted context and pops it when the
+ * handler returns (a handler that leaves by siglongjmp is rewound by
+ * jumps.c).  The program still sees its own handlers when it asks.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "graph.h"
+#include "patch.h"
+#include "rt.h"
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* The program's view of each signal's disposition, when we wrapped it. */
+struct user_handler {
+	struct sigaction act;
+	uint32_t root_edge;
+	bool wrapped;
+};
+
+static struct user_handler handlers[NSIG];
+
+static sigaction_fn real_sigaction(void)
+{
+	static sigaction_fn real;
+
+	if (!real)
+		real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	return real;
+}
+
+static void run_handler(int sig, siginfo_t *info, void *uc_void)
+{
+	const struct user_handler *h = &handlers[sig];
+	ucontext_t *uc = uc_void;
+	int pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+
+	if (h->act.sa_flags & SA_SIGINFO)
+		h->act.sa_sigaction(sig, info, uc_void);
+	else
+		h->act.sa_handler(sig);
+	if (pushed)
+		dacce_rt_signal_leave(h->root_edge);
+}
+
+static bool is_function(const struct sigaction *act)
+{
+	return act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+}
+
+/* What the program installed, where we installed the wrapper. */
+static void show_program_view(const struct user_handler *before, struct sigaction *old)
+{
+	if (old && before->wrapped && old->sa_sigaction == run_handler)
+		*old = before->act;
+}
+
+__attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
+						     struct sigaction *old)
+{
+	sigaction_fn real = real_sigaction();
+	struct user_handler before;
+	struct sigaction wrapper;
+	int ret;
+
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!dacce_rt_enabled() || sig <= 0 || sig >= NSIG)
+		return real(sig, act, old);
+	/* Our SIGTRAP handler stays: the program's takes the traps that are not ours. */
+	if (sig == SIGTRAP) {
+		dacce_patch_chain_sigtrap(act, old);
+		return 0;
+	}
+	before = handlers[sig];
+	if (!act || !is_function(act)) {
+		ret = real(sig, act, old);
+		if (ret == 0 && act)
+			handlers[sig].wrapped = false;
+		show_program_view(&before, old);
+		return ret;
+	}
+	uint32_t root_edge;
+
+	if (dacce_rt_root_edge(DACCE_ROOT_SITE_SIGNAL, (uintptr_t)act->sa_handler, &root_edge))
+		return real(sig, act, old);
+	/* The record first: a signal may arrive as soon as the wrapper is in place. */
+	handlers[sig] = (struct user_handler){ .act = *act, .root_edge = root_edge, .wrapped = true };
+	wrapper = *act;
+	wrapper.sa_sigaction = run_handler;
+	wrapper.sa_flags |= SA_SIGINFO;
+	ret = real(sig, &wrapper, old);
+	if (ret != 0)
+		handlers[sig] = before;
+	show_program_view(&before, old);
+	return ret;
+}
+
+__attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction act, old;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	act.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
