@@ -15,8 +15,17 @@
 #define INT3 0xcc
 
 /* The patch in progress, read by the SIGTRAP handler of any thread. */
-static _Atomic uintptr_t pending_addr;
-static struct dacce_patch pending;
+/*
+ * The patch in progress, read by the SIGTRAP handler of any thread.  Each
+ * patch gets its own slot of a ring, published by one atomic pointer: a
+ * thread whose trap is delivered late still reads a whole, unchanging
+ * description (of this patch or a later one at the same address; every
+ * version is a valid way to continue).
+ */
+#define PENDING_SLOTS 64
+static struct dacce_patch pending_ring[PENDING_SLOTS];
+static unsigned pending_next;
+static _Atomic(const struct dacce_patch *) pending;
 static struct sigaction previous_sigtrap;
 static _Atomic(dacce_trap_hook) trap_hook;
 static bool can_sync_cores;
@@ -62,17 +71,25 @@ static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
 		chain_to_previous(sig, info, uc_void);
 		return;
 	}
-	if (atomic_load_explicit(&pending_addr, memory_order_acquire) == trap_at) {
-		if (pending.effect == DACCE_PATCH_CALL) {
-			regs[REG_RSP] -= 8;
-			*(uintptr_t *)regs[REG_RSP] = pending.return_to;
-		}
-		regs[REG_RIP] = (greg_t)pending.target;
-		return;
-	}
-	/* Our int3 already replaced by the finished instruction: run that. */
+	/*
+	 * The byte first: once it is no longer an int3 the instruction is whole
+	 * again, so run it.  If it still is, any patch that put it there was
+	 * published before it was written, so the pending load below sees it.
+	 */
 	if (*(volatile uint8_t *)trap_at != INT3) {
 		regs[REG_RIP] = (greg_t)trap_at;
+		errno = saved_errno;
+		return;
+	}
+	const struct dacce_patch *p = atomic_load_explicit(&pending, memory_order_acquire);
+
+	if (p && p->addr == trap_at) {
+		if (p->effect == DACCE_PATCH_CALL) {
+			regs[REG_RSP] -= 8;
+			*(uintptr_t *)regs[REG_RSP] = p->return_to;
+		}
+		regs[REG_RIP] = (greg_t)p->target;
+		errno = saved_errno;
 		return;
 	}
 	dacce_trap_hook hook = atomic_load_explicit(&trap_hook, memory_order_acquire);
@@ -159,8 +176,10 @@ int dacce_patch_apply(const struct dacce_patch *patch)
 		return -EINVAL;
 	uint8_t first = *(volatile const uint8_t *)patch->addr;
 
-	pending = *patch;
-	atomic_store_explicit(&pending_addr, patch->addr, memory_order_release);
+	struct dacce_patch *slot = &pending_ring[pending_next++ % PENDING_SLOTS];
+
+	*slot = *patch;
+	atomic_store_explicit(&pending, slot, memory_order_release);
 
 	err = dacce_patch_write_quiet(patch->addr, &int3, 1);
 	if (err)
@@ -180,6 +199,6 @@ int dacce_patch_apply(const struct dacce_patch *patch)
 	sync_all_cores();
 cleanup:
 	/* A thread still on its way to the handler finds the int3 gone and retries. */
-	atomic_store_explicit(&pending_addr, 0, memory_order_release);
+	atomic_store_explicit(&pending, NULL, memory_order_release);
 	return err;
 }
