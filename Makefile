@@ -172,7 +172,7 @@ fuzz: $(FUZZ_DICT)
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libzydis-dev libzycore-dev libelf-dev libdw-dev \
-	python3 perl bzip2 gzip xz-utils zstd sqlite3 tar time
+	python3 perl bzip2 gzip xz-utils zstd sqlite3 tar time git
 
 deps:
 	$(Q)if command -v apt-get >/dev/null; then \

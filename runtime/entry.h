@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The slow-path entry: generated stubs load a token into %r11 and jump to
- * dacce_rt_first_call_entry with the thread exactly at a call site (no
- * return address pushed).  The entry saves every register, general and
+ * The slow-path entry: generated stubs save the program's %r11 at
+ * -16(%rsp), load a token into %r11 and jump to dacce_rt_slow_entry with the
+ * thread exactly at a call site (no return address pushed).  The entry saves every register, general and
  * vector (XSAVE), calls the registered handler with the token and the saved
  * general registers, restores everything (including changes the handler
  * made to the saved registers) and jumps to the address the handler returned.
@@ -11,6 +11,9 @@
 #define DACCE_RT_ENTRY_H
 
 #include <stdint.h>
+
+/* The stub's slot for the program's %r11, relative to the call site's %rsp. */
+#define DACCE_RT_STUB_R11_SLOT (-16)
 
 /* General registers as saved by the entry; rsp is the call site's %rsp. */
 struct dacce_rt_regs {

@@ -28,6 +28,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "cfa.h"
 #include "codecache.h"
 #include "dict.h"
 #include "emulate.h"
@@ -83,6 +84,7 @@ static struct {
 	struct dacce_modules modules;	/* rescanned after dlopen/dlclose */
 	const struct dacce_module_info *exe;
 	struct dacce_funcs exe_funcs;
+	struct dacce_cfa *exe_cfa;	/* NULL: no unwind information */
 	uint32_t exe_module;
 	struct rt_site *sites; /* by graph site index */
 	uint32_t cap_sites;
@@ -256,6 +258,7 @@ static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
 	if (err)
 		return err;
 	x86_init(&b, write, STUB_LEN, *stub);
+	x86_spill_r11(&b, DACCE_RT_STUB_R11_SLOT);
 	x86_movabs_r11(&b, site);
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
 	return b.overflow ? -ENOSPC : 0;
@@ -318,8 +321,20 @@ static int consider_site(const struct dacce_scan_site *s, const struct dacce_fun
 {
 	const struct dacce_func *fragment;
 
-	if (dacce_site_kind_is_tail((enum dacce_site_kind)s->kind) && s->target &&
-	    jump_stays_in_function(s->target, &fragment))
+	if (!dacce_site_kind_is_tail((enum dacce_site_kind)s->kind))
+		return add_site(s, fn, node);
+	/*
+	 * A jump from inside a live frame (the CFA there is not %rsp + 8) is no
+	 * tail call, whatever it reaches: left alone, and a function start it
+	 * reaches is a fragment of this one.
+	 */
+	if (dacce_cfa_is_frameless_at(rt.exe_cfa, s->addr) == 0) {
+		const struct dacce_func *f = s->target ? dacce_funcs_find(&rt.exe_funcs, s->target)
+						       : NULL;
+
+		return f && f->start == s->target && f != fn ? decode_function(f, node) : 0;
+	}
+	if (s->target && jump_stays_in_function(s->target, &fragment))
 		return fragment ? decode_function(fragment, node) : 0;
 	return add_site(s, fn, node);
 }
@@ -832,6 +847,7 @@ static int load_program(void)
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
 	if (!err)
 		err = graph_module_of(rt.exe, &rt.exe_module);
+	rt.exe_cfa = dacce_cfa_open(rt.exe); /* optional: without it, tail calls are guessed */
 	return err;
 }
 

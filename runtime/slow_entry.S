@@ -13,9 +13,14 @@ dacce_rt_slow_entry:
 	.cfi_startproc
 	/* No return address to unwind to: the site's caller frame needs per-site CFI. */
 	.cfi_undefined rip
+	/*
+	 * Entered with the token in %r11 and the program's own %r11 at
+	 * -16(%rsp): a caller may keep a value in %r11 across a call it knows
+	 * leaves it alone (interprocedural register allocation).
+	 */
 	push	%rbp
 	mov	%rsp, %rbp
-	sub	$128, %rsp
+	sub	$136, %rsp		/* 128 for the registers, -8(%rbp) keeps the saved %r11 */
 	mov	%rax, 0(%rsp)
 	mov	%rbx, 8(%rsp)
 	mov	%rcx, 16(%rsp)
@@ -29,11 +34,13 @@ dacce_rt_slow_entry:
 	mov	%r8, 64(%rsp)
 	mov	%r9, 72(%rsp)
 	mov	%r10, 80(%rsp)
-	mov	%r11, 88(%rsp)
+	mov	-8(%rbp), %rax		/* the program's %r11 */
+	mov	%rax, 88(%rsp)
 	mov	%r12, 96(%rsp)
 	mov	%r13, 104(%rsp)
 	mov	%r14, 112(%rsp)
 	mov	%r15, 120(%rsp)
+	mov	%r11, %rdi		/* the token */
 	mov	%rsp, %rbx		/* the saved registers, kept across the call */
 
 	/* Vector and x87 state: XSAVE needs 64-byte alignment and a zeroed header. */
@@ -48,15 +55,16 @@ dacce_rt_slow_entry:
 	mov	%rax, 552(%rsp)
 	mov	%rax, 560(%rsp)
 	mov	%rax, 568(%rsp)
+	mov	%rdi, %r12		/* XSAVE needs %edx:%eax */
 	mov	$0xe7, %eax		/* x87, SSE, AVX, AVX-512: the state code may pass or keep */
 	xor	%edx, %edx
 	xsave64	(%rsp)
+	mov	%r12, %rdi
 	mov	%rsp, %r12
 
-	mov	88(%rbx), %rdi		/* the token */
 	mov	%rbx, %rsi
 	call	dacce_rt_slow_dispatch
-	mov	%rax, 88(%rbx)		/* continue there, through %r11 */
+	mov	%rax, -8(%rbp)		/* where to continue: read after %rsp is back */
 
 	mov	$0xe7, %eax
 	xor	%edx, %edx
@@ -77,7 +85,8 @@ dacce_rt_slow_entry:
 	mov	8(%rbx), %rbx
 	mov	%rbp, %rsp
 	pop	%rbp
-	jmp	*%r11
+	/* Below %rsp now, in the red zone: signal frames leave it alone. */
+	jmp	*-16(%rsp)
 	.cfi_endproc
 	.size	dacce_rt_slow_entry, .-dacce_rt_slow_entry
 	.section .note.GNU-stack,"",@progbits

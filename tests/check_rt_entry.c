@@ -73,6 +73,7 @@ static uintptr_t make_stub(struct dacce_codecache *cache, uint64_t token)
 					       (uintptr_t)dacce_rt_slow_entry + 1, 64, 16, &exec,
 					       &write), 0);
 	x86_init(&b, write, 64, exec);
+	x86_spill_r11(&b, DACCE_RT_STUB_R11_SLOT);
 	x86_movabs_r11(&b, token);
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
 	ck_assert(!b.overflow);

@@ -21,6 +21,8 @@ jobs=(
 	"zstd -T2|zstd -q -c -T2 input.txt | zstd -q -dc | md5sum"
 	"sqlite3|sqlite3 :memory: 'create table t(x); insert into t values (1),(2),(3); select sum(x), group_concat(x) from t;'"
 	"tar|tar cf - input.txt | md5sum"
+	"git|rm -rf repo && git init -q repo && git -C repo -c user.name=d -c user.email=d@d commit -q --allow-empty -m first && git -C repo log --format=%s"
+	"make|printf 'all: a b\\n\\t@echo built\\na b:\\n\\t@echo \$@\\n' >Makefile && make -s"
 	"C++ exceptions (left alone)|./exceptions"
 	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
 )
