@@ -883,11 +883,12 @@ int dacce_rt_start(uintptr_t main_fn)
 	dacce_hashmap_init(&rt.marks_at);
 	dacce_codecache_init(&rt.cache);
 	rt.tpoff = dacce_tls_tpoff();
+	/* Everything that may refuse the program comes before anything it could notice. */
 	err = dacce_rt_entry_init();
 	if (!err)
-		err = dacce_patch_init();
-	if (!err)
 		err = load_program();
+	if (!err)
+		err = dacce_patch_init();
 	if (!err)
 		err = build_tail_stub();
 	if (err)
