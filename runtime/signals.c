@@ -99,11 +99,56 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	wrapper = *act;
 	wrapper.sa_sigaction = run_handler;
 	wrapper.sa_flags |= SA_SIGINFO;
+	/* A trapped site met with SIGTRAP blocked would kill the process. */
+	sigdelset(&wrapper.sa_mask, SIGTRAP);
 	ret = real(sig, &wrapper, old);
 	if (ret != 0)
 		handlers[sig] = before;
 	show_program_view(&before, old);
 	return ret;
+}
+
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+
+/*
+ * The mask a program asks for, less SIGTRAP: trapped sites raise it
+ * synchronously, and the kernel kills a process that raises a blocked one.
+ */
+static const sigset_t *without_sigtrap(int how, const sigset_t *set, sigset_t *copy)
+{
+	if (!set || how == SIG_UNBLOCK || !dacce_rt_enabled() || !sigismember(set, SIGTRAP))
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGTRAP);
+	return copy;
+}
+
+__attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *set,
+							 sigset_t *old)
+{
+	static sigmask_fn real;
+	sigset_t copy;
+
+	if (!real)
+		real = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real(how, without_sigtrap(how, set, &copy), old);
+}
+
+__attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t *set,
+							    sigset_t *old)
+{
+	static sigmask_fn real;
+	sigset_t copy;
+
+	if (!real)
+		real = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
+	if (!real)
+		return ENOSYS;
+	return real(how, without_sigtrap(how, set, &copy), old);
 }
 
 __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler)
