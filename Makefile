@@ -135,7 +135,7 @@ check: $(CHECK_BINS) $(SIMULATE) $(RT_LIB)
 check-programs: $(RT_LIB)
 	$(Q)tests/run-programs.sh $(BUILD) $(abspath $(RT_LIB))
 
-check-real: $(RT_LIB)
+check-real: $(RT_LIB) $(SIMULATE)
 	$(Q)tests/run-real.sh $(BUILD) $(abspath $(RT_LIB))
 
 # The main job: programs run under the runtime and report their exact contexts.

@@ -6,6 +6,7 @@ build=$1
 lib=$2
 work=$build/real
 mkdir -p "$work"
+simulate=$(cd "$build/tests" && pwd)/simulate
 head -c 2000000 /dev/urandom | base64 >"$work/input.txt"
 # Built natively: the runtime does not instrument the compiler yet (see docs/runtime.md).
 ${CXX:-g++} -O2 -o "$work/exceptions" tests/refused/exceptions.cpp || exit 1
@@ -23,6 +24,7 @@ jobs=(
 	"tar|tar cf - input.txt | md5sum"
 	"git|rm -rf repo && git init -q repo && git -C repo -c user.name=d -c user.email=d@d commit -q --allow-empty -m first && git -C repo log --format=%s"
 	"make|printf 'all: a b\\n\\t@echo built\\na b:\\n\\t@echo \$@\\n' >Makefile && make -s"
+	"our simulator (deep recursion, hash maps)|$simulate --programs 40 --seed 3"
 	"C++ exceptions (left alone)|./exceptions"
 	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
 )
@@ -32,7 +34,7 @@ for job in "${jobs[@]}"; do
 	name=${job%%|*}
 	cmd=${job#*|}
 	tool=${cmd%% *}
-	if [ "${tool#./}" = "$tool" ] && ! command -v "$tool" >/dev/null; then
+	if [ "${tool#./}" = "$tool" ] && [ "${tool#/}" = "$tool" ] && ! command -v "$tool" >/dev/null; then
 		echo "FAIL $name: $tool is not installed (make deps installs it)"
 		failed=$((failed + 1))
 		continue
