@@ -39,6 +39,7 @@
 #include "modules.h"
 #include "ops.h"
 #include "patch.h"
+#include "reload.h"
 #include "scan.h"
 #include "tail.h"
 #include "tls.h"
@@ -46,6 +47,10 @@
 #include "tramp.h"
 
 #define STUB_LEN 32
+/* Dispatch code compares a site's target with at most this many known ones. */
+#define DISPATCH_TARGETS 16
+#define DISPATCH_LEN (64 + DISPATCH_TARGETS * 40)
+#define DISPATCH_R11_SLOT (-16)
 #define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
 #define TC_RESERVE (32u << 20)
 /* Pushed when a thread leaves instrumented code: names no edge, so it decodes as partial. */
@@ -61,6 +66,9 @@ struct rt_site {
 	uint8_t original[16];
 	uintptr_t fn_start, fn_end;
 	bool trapped;
+	bool dispatched;  /* an indirect call of 5+ bytes: through dispatch code, trap on a miss */
+	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
+	uint8_t reload_len;
 	uintptr_t tramp;	  /* patched site: its trampoline once called */
 	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
 	uint32_t n_by_target, cap_by_target;
@@ -275,6 +283,51 @@ static int redirect_site(uintptr_t addr, uintptr_t dest)
 	return err ? err : dacce_patch_apply(&patch);
 }
 
+/*
+ * Dispatch code for an indirect call site of 5 bytes or more, which jumps
+ * here: load the target into %r11 (kept in the red zone), compare it with the
+ * targets the site has met, go to the trampoline of the one it is; a new
+ * target traps (the int3 below), and the trap handler builds the next version
+ * of this code with that target added.
+ */
+static int build_dispatch(uint32_t index, uintptr_t *entry)
+{
+	struct rt_site *site = &rt.sites[index];
+	uint32_t n = site->n_by_target < DISPATCH_TARGETS ? site->n_by_target : DISPATCH_TARGETS;
+	uintptr_t exec, literal[DISPATCH_TARGETS], int3_at;
+	x86_label hit[DISPATCH_TARGETS];
+	struct x86_buf b;
+	uint8_t *write;
+	int err;
+
+	err = dacce_codecache_alloc(&rt.cache, site->scan.addr, site->scan.addr + 16, DISPATCH_LEN,
+				    16, &exec, &write);
+	if (err)
+		return err;
+	x86_init(&b, write, DISPATCH_LEN, exec);
+	for (uint32_t i = 0; i < n; i++)
+		literal[i] = x86_literal64(&b, site->by_target[i].target);
+	*entry = b.addr + b.len;
+	x86_spill_r11(&b, DISPATCH_R11_SLOT);
+	x86_bytes(&b, site->reload, site->reload_len);
+	for (uint32_t i = 0; i < n; i++) {
+		x86_cmp_r11_with_rip_slot(&b, literal[i]);
+		hit[i] = x86_jcc_near(&b, X86_JE);
+	}
+	x86_reload_r11(&b, DISPATCH_R11_SLOT);
+	int3_at = b.addr + b.len;
+	x86_int3(&b);
+	for (uint32_t i = 0; i < n; i++) {
+		x86_bind_near(&b, hit[i]);
+		x86_reload_r11(&b, DISPATCH_R11_SLOT);
+		x86_jmp(&b, site->by_target[i].tramp);
+	}
+	if (b.overflow)
+		return -ENOSPC;
+	rt.n_trampolines++;
+	return dacce_hashmap_put(&rt.trapped_at, int3_at, index);
+}
+
 static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn, uint32_t caller)
 {
 	struct rt_site *site;
@@ -294,10 +347,22 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	site->fn_start = fn->start;
 	site->fn_end = fn->end;
 	site->trapped = !site_is_patchable(s, site->original);
-	if (site->trapped)
+	if (site->trapped && s->kind == DACCE_SITE_INDIRECT && s->len >= 5) {
+		size_t n;
+
+		site->dispatched = dacce_reload_from_call(site->original, s->len, site->reload, &n) == 0;
+		site->reload_len = (uint8_t)n;
+	}
+	if (site->trapped && !site->dispatched)
 		rt.n_trapped++;
 	else
 		rt.n_patched++;
+	if (site->dispatched) {
+		uintptr_t entry;
+
+		err = build_dispatch(index, &entry);
+		return err ? err : redirect_site(s->addr, entry);
+	}
 	if (site->trapped) {
 		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
 		if (!err)
@@ -483,6 +548,15 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 	return 0;
 }
 
+/* A dispatched site met a new target: new dispatch code that knows it. */
+static int redispatch(uint32_t index)
+{
+	uintptr_t entry;
+	int err = build_dispatch(index, &entry);
+
+	return err ? err : redirect_site(rt.sites[index].scan.addr, entry);
+}
+
 /* A thread met the int3 of a trapped site: send it where the instruction would go. */
 static int on_trap(void *uc_void, uintptr_t at)
 {
@@ -503,6 +577,8 @@ static int on_trap(void *uc_void, uintptr_t at)
 	}
 	site = &rt.sites[index];
 	rt.n_traps++;
+	/* The instruction as it was at the site (a dispatched site traps in its dispatch code). */
+	at = site->scan.addr;
 	err = dacce_emulate_branch(site->original, site->scan.len, at, &uc->uc_mcontext, &br);
 	if (err)
 		fatal("emulating a trapped site", err);
@@ -513,6 +589,9 @@ static int on_trap(void *uc_void, uintptr_t at)
 		next = br.target; /* a jump within the function (a switch): no edge */
 	else if ((err = trampoline_for_target(index, br.target, &next)))
 		fatal("instrumenting a trapped site", err);
+	else if (rt.sites[index].dispatched &&
+		 rt.sites[index].n_by_target <= DISPATCH_TARGETS && (err = redispatch(index)))
+		fatal("updating dispatch code", err);
 	pthread_mutex_unlock(&rt.lock);
 	errno = saved_errno;
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)next;

@@ -383,6 +383,47 @@ uintptr_t x86_literal64(struct x86_buf *b, uint64_t value)
 	return at;
 }
 
+void x86_bytes(struct x86_buf *b, const uint8_t *bytes, size_t n)
+{
+	emit(b, bytes, n);
+}
+
+void x86_cmp_r11_with_rip_slot(struct x86_buf *b, uintptr_t slot)
+{
+	/* 4C 3B 1D rel32: cmp r11, [rip + rel32] */
+	uint8_t insn[7] = { REX_WR, 0x3b, 0x1d };
+	uintptr_t end = b->addr + b->len + sizeof(insn);
+
+	if (!x86_rel32_reaches(end, slot)) {
+		b->overflow = true;
+		return;
+	}
+	emit_u32(insn + 3, (uint32_t)(slot - end));
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_int3(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0xcc };
+
+	emit(b, insn, sizeof(insn));
+}
+
+x86_label x86_jcc_near(struct x86_buf *b, enum x86_cond cond)
+{
+	uint8_t insn[6] = { 0x0f, (uint8_t)(0x80 | cond) };
+
+	emit(b, insn, sizeof(insn));
+	return b->len;
+}
+
+void x86_bind_near(struct x86_buf *b, x86_label label)
+{
+	if (b->overflow)
+		return;
+	emit_u32(b->code + label - 4, (uint32_t)(b->len - label));
+}
+
 void x86_endbr64(struct x86_buf *b)
 {
 	uint8_t insn[] = { 0xf3, 0x0f, 0x1e, 0xfa };

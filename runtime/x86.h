@@ -101,6 +101,11 @@ void x86_store_eax_at_r11(struct x86_buf *b, int8_t disp);
 void x86_store_rcx_at_r11(struct x86_buf *b, int8_t disp);
 void x86_xor_eax(struct x86_buf *b);
 
+/* Used by indirect-call dispatch code. */
+void x86_bytes(struct x86_buf *b, const uint8_t *bytes, size_t n); /* verbatim */
+void x86_cmp_r11_with_rip_slot(struct x86_buf *b, uintptr_t slot); /* flags of r11 - [slot] */
+void x86_int3(struct x86_buf *b);
+
 /* Control flow. */
 void x86_ret(struct x86_buf *b);
 void x86_call(struct x86_buf *b, uintptr_t target);
@@ -119,6 +124,9 @@ x86_label x86_jmp_short(struct x86_buf *b);
 void x86_jcc_back(struct x86_buf *b, enum x86_cond cond, size_t to);
 /* Points a short jump at the current position. */
 void x86_bind(struct x86_buf *b, x86_label label);
+/* A forward conditional jump with a 32-bit displacement, and its binding. */
+x86_label x86_jcc_near(struct x86_buf *b, enum x86_cond cond);
+void x86_bind_near(struct x86_buf *b, x86_label label);
 
 /* Whether target is reachable with a rel32 from an instruction ending at from. */
 bool x86_rel32_reaches(uintptr_t from, uintptr_t target);

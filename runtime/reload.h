@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An indirect call's target, loaded instead of called: `call *mem` (FF /2)
+ * rewritten as `mov mem, %r11`, same addressing bytes.  Dispatch code uses it
+ * to compare the target of a call site of 5 bytes or more against the
+ * targets it knows, without a trap.
+ */
+#ifndef DACCE_RT_RELOAD_H
+#define DACCE_RT_RELOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DACCE_RELOAD_MAX 16
+
+/*
+ * Writes the load into out (room for DACCE_RELOAD_MAX bytes) and its length.
+ * Returns 0, or -ENOTSUP for forms it does not rewrite: register operands,
+ * RIP-relative memory (its displacement would have to move), segment
+ * overrides, anything that is not FF /2.
+ */
+int dacce_reload_from_call(const uint8_t *insn, size_t len, uint8_t *out, size_t *out_len);
+
+#endif
