@@ -96,7 +96,8 @@ static int sort_by_heat(struct encoder *enc)
 	if (!enc->by_heat)
 		return -ENOMEM;
 	for (uint32_t e = 0; e < g->n_edges; e++)
-		if (dacce_site_kind_is_encodable(g->edges[e].kind))
+		if (dacce_site_kind_is_encodable(g->edges[e].kind) &&
+		    !(g->edges[e].flags & DACCE_EDGE_PINNED))
 			enc->by_heat[enc->n_by_heat++] = e;
 	qsort_r(enc->by_heat, enc->n_by_heat, sizeof(*enc->by_heat), hotter_first,
 		g->edges);
@@ -235,7 +236,7 @@ static void copy_structure(struct encoder *enc)
 		d->edge_site[e] = g->edges[e].site;
 		d->edge_caller[e] = g->edges[e].caller;
 		d->edge_callee[e] = g->edges[e].callee;
-		/* Nested roots keep the default: unencoded. */
+		/* Nested roots and pinned edges keep the default: unencoded. */
 		d->edge_class[e] = DACCE_EDGE_UNENCODED;
 	}
 }

@@ -95,8 +95,17 @@ struct dacce_edge {
 	uint32_t caller; /* copy of sites[site].caller, for speed */
 	uint32_t callee;
 	uint8_t kind; /* copy of sites[site].kind */
+	uint8_t flags; /* DACCE_EDGE_* */
 	uint64_t freq; /* observed invocations, fed by the policy */
 };
+
+/*
+ * A pinned edge is never encoded: it stays on the ccStack in every epoch.
+ * The runtime pins calls out of instrumented code (to libraries): code such
+ * a callee calls back into then decodes as partial, never as a context that
+ * went through an encoded edge it never took.
+ */
+#define DACCE_EDGE_PINNED 0x1
 
 struct dacce_graph {
 	struct dacce_module *modules;
@@ -135,6 +144,9 @@ uint32_t dacce_graph_find_site(const struct dacce_graph *graph, uint32_t module,
 			       uint64_t offset);
 uint32_t dacce_graph_find_edge(const struct dacce_graph *graph, uint32_t site,
 			       uint32_t callee);
+
+/* Marks an edge as never encoded (DACCE_EDGE_PINNED). */
+int dacce_graph_pin_edge(struct dacce_graph *graph, uint32_t edge);
 
 /* The root edge of a kind for a function (created on demand). */
 int dacce_graph_add_root_edge(struct dacce_graph *graph, enum dacce_root_site root,

@@ -240,6 +240,46 @@ START_TEST(test_demoted_contexts_still_decode)
 }
 END_TEST
 
+/*
+ * main calls qsort (a library: pinned), qsort calls back cmp, cmp calls D;
+ * main also calls cmp directly.  However hot the pinned edge, it stays on the
+ * ccStack, and the callback's context decodes as partial, never as main->cmp.
+ */
+START_TEST(test_pinned_edge_is_never_encoded)
+{
+	struct testgraph tg;
+	struct dacce_dict *d;
+	struct dacce_state st;
+	struct dacce_frame frames[16];
+	uint32_t root;
+
+	tg_init(&tg);
+	root = tg_root(&tg, "main");
+	uint32_t mq = tg_call(&tg, "main", "qsort", 1000);
+	uint32_t mc = tg_call(&tg, "main", "cmp", 10);
+	uint32_t cd = tg_call(&tg, "cmp", "D", 10);
+	ck_assert_int_eq(dacce_graph_pin_edge(tg.graph, mq), 0);
+	ck_assert_int_eq(dacce_graph_pin_edge(tg.graph, 12345), -EINVAL);
+	d = encode_with(&tg, 0, 8);
+	ck_assert_uint_eq(d->edge_class[mq], DACCE_EDGE_UNENCODED);
+	ck_assert_uint_eq(d->edge_class[mc], DACCE_EDGE_ENCODED);
+	ck_assert_uint_eq(d->edge_class[cd], DACCE_EDGE_ENCODED);
+
+	/* main -> qsort (pushed) -> [library calls cmp: no edge] -> cmp -> D */
+	dacce_state_init(&st, d->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, d, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, mq), 0);
+	ck_assert_uint_eq(st.cc_depth, 1);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, cd), 0);
+	struct dacce_snapshot snap = dacce_snapshot_of(&st, tg_fn(&tg, "D"));
+	/* No encoded path leads from qsort to D: an error, not main -> cmp -> D. */
+	ck_assert_int_lt(dacce_decode(d, tg.graph, &snap, frames, 16, NULL), 0);
+	dacce_state_fini(&st);
+	dacce_dict_free(d);
+	tg_fini(&tg);
+}
+END_TEST
+
 START_TEST(test_dispatch_table_for_many_targets)
 {
 	struct testgraph tg;
@@ -307,6 +347,7 @@ static Suite *encode_suite(void)
 	tcase_add_test(tc, test_demotion_keeps_ids_within_limit);
 	tcase_add_test(tc, test_default_limit_holds_for_huge_context_counts);
 	tcase_add_test(tc, test_demoted_contexts_still_decode);
+	tcase_add_test(tc, test_pinned_edge_is_never_encoded);
 	tcase_add_test(tc, test_dispatch_table_for_many_targets);
 	tcase_add_test(tc, test_bad_options);
 	suite_add_tcase(s, tc);
