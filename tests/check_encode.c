@@ -276,6 +276,19 @@ START_TEST(test_pinned_edge_is_never_encoded)
 	ck_assert_int_lt(dacce_decode(d, tg.graph, &snap, frames, 16, NULL), 0);
 	dacce_state_fini(&st);
 	dacce_dict_free(d);
+
+	/* Only ever called back: E gets a dummy range, and still no sub-path may start there. */
+	uint32_t ef = tg_call(&tg, "E", "F", 10);
+	d = encode_with(&tg, 0, 8);
+	ck_assert(d->dummy[tg_fn(&tg, "E")]);
+	dacce_state_init(&st, d->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, d, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, mq), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, ef), 0);
+	snap = dacce_snapshot_of(&st, tg_fn(&tg, "F"));
+	ck_assert_int_lt(dacce_decode(d, tg.graph, &snap, frames, 16, NULL), 0);
+	dacce_state_fini(&st);
+	dacce_dict_free(d);
 	tg_fini(&tg);
 }
 END_TEST
