@@ -93,6 +93,11 @@ static void emit_push_before(struct x86_buf *b, int32_t tpoff, const struct dacc
 	x86_label empty = 0, other_edge = 0, saturated = 0, other_id = 0, done_bump = 0;
 
 	x86_spill_r11(b, R11_SPILL);
+	if (op->hits) {
+		/* Not atomic: a lost count among threads only blurs a frequency. */
+		x86_movabs_r11(b, (uintptr_t)op->hits);
+		x86_inc64_at_r11(b);
+	}
 	x86_mov_fs_to_r11(b, tpoff + (int32_t)DACCE_TLS_CC_TOP);
 	if (op->compress) {
 		empty = emit_compress_check(b, tpoff, op->edge, &other_edge, &saturated);
@@ -115,7 +120,8 @@ static void emit_push_before(struct x86_buf *b, int32_t tpoff, const struct dacc
 	x86_mov_r11_to_fs(b, tpoff + (int32_t)DACCE_TLS_CC_TOP);
 	if (op->compress)
 		x86_bind(b, done_bump);
-	x86_movabs_r11(b, op->reset_id);
+	/* From the block, not an immediate: push code then stays valid from epoch to epoch. */
+	x86_mov_fs_to_r11(b, tpoff + (int32_t)DACCE_TLS_RESET_ID);
 	x86_mov_r11_to_fs(b, tpoff + (int32_t)DACCE_TLS_ID);
 	x86_reload_r11(b, R11_SPILL);
 }

@@ -30,7 +30,8 @@ struct dacce_rt_op {
 	uint64_t en;
 	uint32_t edge;
 	bool compress;
-	uint64_t reset_id; /* maxID + 1 of the epoch */
+	uint64_t reset_id; /* maxID + 1 of the epoch (the code reads it from the TLS block) */
+	uint64_t *hits;	   /* PUSH: a counter the code bumps (NULL: none), for the policy */
 };
 
 /* The operation of edge in dict's epoch (later covers edges found since). */

@@ -149,22 +149,38 @@ int dacce_patch_int3(uintptr_t addr)
 	return err;
 }
 
+int dacce_patch_mem_open(void)
+{
+	/* Opened per use: an fd kept across fork() would still name the parent. */
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len)
+{
+	ssize_t done = pwrite(mem, bytes, len, (off_t)addr);
+
+	if (done < 0)
+		return -errno;
+	return (size_t)done == len ? 0 : -EIO;
+}
+
 int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len)
 {
-	/* Opened per write: an fd kept across fork() would still name the parent. */
-	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	ssize_t done;
-	int err = 0;
+	int mem = dacce_patch_mem_open();
+	int err;
 
-	if (fd < 0)
-		return -errno;
-	done = pwrite(fd, bytes, len, (off_t)addr);
-	if (done < 0)
-		err = -errno;
-	else if ((size_t)done != len)
-		err = -EIO;
-	close(fd);
+	if (mem < 0)
+		return mem;
+	err = dacce_patch_mem_write(mem, addr, bytes, len);
+	close(mem);
 	return err;
+}
+
+void dacce_patch_sync_cores(void)
+{
+	sync_all_cores();
 }
 
 int dacce_patch_apply(const struct dacce_patch *patch)

@@ -61,4 +61,14 @@ int dacce_patch_int3(uintptr_t addr);
 /* Writes bytes that no thread can be executing yet (fresh code, dead sites). */
 int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len);
 
+/*
+ * Many writes with the world stopped: open the process's memory once, write,
+ * close it, then dacce_patch_sync_cores() before any thread runs the code.
+ */
+int dacce_patch_mem_open(void);
+int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len);
+
+/* Every core serialises its instruction fetch (membarrier SYNC_CORE). */
+void dacce_patch_sync_cores(void);
+
 #endif

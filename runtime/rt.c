@@ -16,6 +16,7 @@
  * what the code does is ops.c and tail.c.
  */
 #include "rt.h"
+#include "rt_state.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@
 #include "reload.h"
 #include "scan.h"
 #include "tail.h"
+#include "threads.h"
 #include "tls.h"
 #include "traits.h"
 #include "tramp.h"
@@ -56,56 +58,7 @@
 /* Pushed when a thread leaves instrumented code: names no edge, so it decodes as partial. */
 #define OUTSIDE_EDGE (DACCE_NONE - 1)
 
-struct branch_tramp {
-	uintptr_t target;
-	uintptr_t tramp;
-};
-
-struct rt_site {
-	struct dacce_scan_site scan;
-	uint8_t original[16];
-	uintptr_t fn_start, fn_end;
-	bool trapped;
-	bool dispatched;  /* an indirect call of 5+ bytes: through dispatch code, trap on a miss */
-	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
-	uint8_t reload_len;
-	uintptr_t tramp;	  /* patched site: its trampoline once called */
-	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
-	uint32_t n_by_target, cap_by_target;
-};
-
-/* What setjmp saw, for its jmp_buf. */
-struct jump_mark {
-	const struct dacce_tls *thread; /* whose block: a jmp_buf is a thread's own */
-	uint64_t id;
-	uint32_t cc_depth, top_aux, tc_depth;
-};
-
-static struct {
-	pthread_mutex_t lock;
-	bool enabled;
-	bool verbose;
-	struct dacce_graph *graph;
-	struct dacce_dict *dict;
-	struct dacce_codecache cache;
-	struct dacce_modules at_start;	/* holds *exe: never rescanned */
-	struct dacce_modules modules;	/* rescanned after dlopen/dlclose */
-	const struct dacce_module_info *exe;
-	struct dacce_funcs exe_funcs;
-	struct dacce_cfa *exe_cfa;	/* NULL: no unwind information */
-	uint32_t exe_module;
-	struct rt_site *sites; /* by graph site index */
-	uint32_t cap_sites;
-	struct dacce_hashmap trapped_at; /* address -> graph site */
-	struct dacce_hashmap decoded;	 /* function start -> node */
-	struct dacce_hashmap marks_at;	 /* jmp_buf address -> index in marks */
-	struct jump_mark *marks;
-	uint32_t n_marks, cap_marks;
-	uintptr_t tail_stub;
-	int32_t tpoff;
-	/* Counters for the exit summary. */
-	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines;
-} rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
+struct rt_state rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void dacce_rt_log(bool error, const char *fmt, ...)
 {
@@ -132,23 +85,24 @@ bool dacce_rt_enabled(void)
 	return rt.enabled;
 }
 
-/* Locks with every signal blocked: a handler on this thread must not wait for us. */
-static void lock_runtime(sigset_t *saved)
+void rt_lock(sigset_t *saved)
 {
 	sigset_t all;
 
+	dacce_runtime_enter();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, saved);
 	pthread_mutex_lock(&rt.lock);
 }
 
-static void unlock_runtime(const sigset_t *saved)
+void rt_unlock(const sigset_t *saved)
 {
 	pthread_mutex_unlock(&rt.lock);
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
+	dacce_runtime_leave();
 }
 
-static _Noreturn void fatal(const char *what, int err)
+_Noreturn void rt_fatal(const char *what, int err)
 {
 	dacce_rt_log(true, "fatal: %s: %s", what, strerror(err < 0 ? -err : err));
 	abort();
@@ -290,10 +244,11 @@ static int redirect_site(uintptr_t addr, uintptr_t dest)
  * target traps (the int3 below), and the trap handler builds the next version
  * of this code with that target added.
  */
-static int build_dispatch(uint32_t index, uintptr_t *entry)
+static int build_dispatch(uint32_t index, const struct branch_tramp *targets, uint32_t n_targets,
+			  uintptr_t *entry)
 {
 	struct rt_site *site = &rt.sites[index];
-	uint32_t n = site->n_by_target < DISPATCH_TARGETS ? site->n_by_target : DISPATCH_TARGETS;
+	uint32_t n = n_targets < DISPATCH_TARGETS ? n_targets : DISPATCH_TARGETS;
 	uintptr_t exec, literal[DISPATCH_TARGETS], int3_at;
 	x86_label hit[DISPATCH_TARGETS];
 	struct x86_buf b;
@@ -306,7 +261,7 @@ static int build_dispatch(uint32_t index, uintptr_t *entry)
 		return err;
 	x86_init(&b, write, DISPATCH_LEN, exec);
 	for (uint32_t i = 0; i < n; i++)
-		literal[i] = x86_literal64(&b, site->by_target[i].target);
+		literal[i] = x86_literal64(&b, targets[i].target);
 	*entry = b.addr + b.len;
 	x86_spill_r11(&b, DISPATCH_R11_SLOT);
 	x86_bytes(&b, site->reload, site->reload_len);
@@ -320,12 +275,13 @@ static int build_dispatch(uint32_t index, uintptr_t *entry)
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
 		x86_reload_r11(&b, DISPATCH_R11_SLOT);
-		x86_jmp(&b, site->by_target[i].tramp);
+		x86_jmp(&b, targets[i].tramp);
 	}
 	if (b.overflow)
 		return -ENOSPC;
 	rt.n_trampolines++;
-	return dacce_hashmap_put(&rt.trapped_at, int3_at, index);
+	err = dacce_hashmap_put(&rt.entry_site, *entry, index);
+	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
 }
 
 static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn, uint32_t caller)
@@ -360,8 +316,12 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	if (site->dispatched) {
 		uintptr_t entry;
 
-		err = build_dispatch(index, &entry);
-		return err ? err : redirect_site(s->addr, entry);
+		err = build_dispatch(index, NULL, 0, &entry);
+		if (!err)
+			err = redirect_site(s->addr, entry);
+		site = &rt.sites[index];
+		site->dispatch = entry;
+		return err;
 	}
 	if (site->trapped) {
 		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
@@ -443,15 +403,38 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 		err = decode_function(fn, node);
 	if (!err)
 		err = dacce_graph_add_edge(rt.graph, site, node, edge);
+	/* A call out of instrumented code stays on the ccStack in every epoch (graph.h). */
+	if (!err && !fn)
+		err = dacce_graph_pin_edge(rt.graph, *edge);
+	if (!err)
+		dacce_epoch_new_edge();
 	return err;
 }
 
 /* ------------------------------------------------------------------ trampolines */
 
-static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target,
-			    uintptr_t *tramp)
+/* The operation of edge in the current epoch; pushes of edges that could be encoded are counted. */
+static int op_for_edge(uint32_t edge, struct dacce_rt_op *op)
+{
+	int err = dacce_rt_op_for_edge(rt.dict, rt.graph, edge, op);
+
+	if (!err && op->kind == DACCE_RT_OP_PUSH && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
+	    !(rt.graph->edges[edge].flags & DACCE_EDGE_PINNED))
+		op->hits = &rt.edge_hits[edge];
+	return err;
+}
+
+/*
+ * The code for one edge of a site in the current epoch: *entry is where the
+ * site jumps, *after where the callee returns (0 for a tail jump).  near is
+ * an address the code must also be within rel32 reach of (an older
+ * trampoline whose return point will jump to this one's), or 0.
+ */
+static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target, uintptr_t near,
+			    uintptr_t *entry, uintptr_t *after, struct dacce_rt_op *built)
 {
 	const struct rt_site *site = &rt.sites[site_index];
+	uintptr_t lo = site->scan.addr, hi = site->scan.addr + 16, start;
 	struct dacce_rt_op op;
 	struct x86_buf b;
 	uint8_t *write;
@@ -459,59 +442,71 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 	size_t max = tail ? DACCE_TAIL_TRAMP_MAX : DACCE_TRAMP_CALL_MAX;
 	int err;
 
-	err = dacce_rt_op_for_edge(rt.dict, rt.graph, edge, &op);
+	if (near && near < lo)
+		lo = near;
+	if (near && near + 16 > hi)
+		hi = near + 16;
+	err = op_for_edge(edge, &op);
 	if (!err)
-		err = dacce_codecache_alloc(&rt.cache, site->scan.addr, site->scan.addr + 16, max, 16,
-					    tramp, &write);
+		err = dacce_codecache_alloc(&rt.cache, lo, hi, max, 16, &start, &write);
 	if (err)
 		return err;
-	x86_init(&b, write, max, *tramp);
+	x86_init(&b, write, max, start);
 	rt.n_trampolines++;
-	if (tail)
-		return dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, tramp);
-	if (!site->trapped && site->scan.len == 6) {
+	*after = 0;
+	if (tail) {
+		err = dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, entry);
+	} else if (!site->trapped && site->scan.len == 6) {
 		/* call *slot(%rip): keep calling through the slot (lazy binding, IFUNC). */
+		*entry = start;
 		dacce_emit_before(&b, rt.tpoff, &op);
 		x86_call_rip_slot(&b, site->scan.slot);
+		*after = b.addr + b.len;
 		dacce_emit_after(&b, rt.tpoff, &op);
 		x86_jmp(&b, site->scan.addr + site->scan.len);
-		return b.overflow ? -ENOSPC : 0;
+		err = b.overflow ? -ENOSPC : 0;
+	} else {
+		err = dacce_tramp_build_call(&b, rt.tpoff, &op, target,
+					     site->scan.addr + site->scan.len, entry, after);
 	}
-	uintptr_t after_call;
-
-	return dacce_tramp_build_call(&b, rt.tpoff, &op, target, site->scan.addr + site->scan.len,
-				      tramp, &after_call);
+	*built = op;
+	/* A thread stopped on the entry is at the site, in its function. */
+	return err ? err : dacce_hashmap_put(&rt.entry_site, *entry, site_index);
 }
 
 /* First call of a patched site (from the slow entry). */
 static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 {
 	struct rt_site *site;
-	uintptr_t target, tramp;
+	uintptr_t target, tramp, after;
+	struct dacce_rt_op op;
 	uint32_t edge;
 	sigset_t saved;
 	int err = 0, saved_errno = errno; /* the program may be between a call and its errno check */
 
 	(void)regs;
-	lock_runtime(&saved);
+	rt_lock(&saved);
 	if (token >= rt.cap_sites || rt.sites[token].scan.addr == 0)
-		fatal("slow path entered with an unknown site", EINVAL);
+		rt_fatal("slow path entered with an unknown site", EINVAL);
 	site = &rt.sites[token];
 	rt.n_first_calls++;
 	if (!site->tramp) {
 		target = site->scan.len == 6 ? *(const uintptr_t *)site->scan.slot : site->scan.target;
 		err = edge_to((uint32_t)token, target, &edge);
 		if (!err)
-			err = build_trampoline((uint32_t)token, edge, target, &tramp);
+			err = build_trampoline((uint32_t)token, edge, target, 0, &tramp, &after, &op);
 		site = &rt.sites[token]; /* decoding the callee may have moved the array */
 		if (!err)
 			err = redirect_site(site->scan.addr, tramp);
 		if (err)
-			fatal("instrumenting a call site", err);
+			rt_fatal("instrumenting a call site", err);
 		site->tramp = tramp;
+		site->tramp_after = after;
+		site->edge = edge;
+		site->op = op;
 	}
 	tramp = site->tramp;
-	unlock_runtime(&saved);
+	rt_unlock(&saved);
 	errno = saved_errno;
 	return tramp;
 }
@@ -520,6 +515,8 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 {
 	struct rt_site *site = &rt.sites[index];
 	struct branch_tramp *grown;
+	struct dacce_rt_op op;
+	uintptr_t after;
 	uint32_t edge;
 	int err;
 
@@ -531,7 +528,7 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 	}
 	err = edge_to(index, target, &edge);
 	if (!err)
-		err = build_trampoline(index, edge, target, tramp);
+		err = build_trampoline(index, edge, target, 0, tramp, &after, &op);
 	if (err)
 		return err;
 	site = &rt.sites[index]; /* decoding the callee may have moved the array */
@@ -544,7 +541,9 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 		site->by_target = grown;
 		site->cap_by_target = cap;
 	}
-	site->by_target[site->n_by_target++] = (struct branch_tramp){ target, *tramp };
+	site->by_target[site->n_by_target++] = (struct branch_tramp){
+		.target = target, .tramp = *tramp, .after = after, .edge = edge, .op = op,
+	};
 	return 0;
 }
 
@@ -552,9 +551,14 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 static int redispatch(uint32_t index)
 {
 	uintptr_t entry;
-	int err = build_dispatch(index, &entry);
+	struct rt_site *site = &rt.sites[index];
+	int err = build_dispatch(index, site->by_target, site->n_by_target, &entry);
 
-	return err ? err : redirect_site(rt.sites[index].scan.addr, entry);
+	if (!err)
+		err = redirect_site(site->scan.addr, entry);
+	if (!err)
+		site->dispatch = entry;
+	return err;
 }
 
 /* A thread met the int3 of a trapped site: send it where the instruction would go. */
@@ -581,21 +585,218 @@ static int on_trap(void *uc_void, uintptr_t at)
 	at = site->scan.addr;
 	err = dacce_emulate_branch(site->original, site->scan.len, at, &uc->uc_mcontext, &br);
 	if (err)
-		fatal("emulating a trapped site", err);
+		rt_fatal("emulating a trapped site", err);
 	if (!br.taken)
 		next = at + br.len;
 	else if (!br.is_call && ((br.target >= site->fn_start && br.target < site->fn_end) ||
 				 jump_stays_in_function(br.target, &fragment)))
 		next = br.target; /* a jump within the function (a switch): no edge */
 	else if ((err = trampoline_for_target(index, br.target, &next)))
-		fatal("instrumenting a trapped site", err);
+		rt_fatal("instrumenting a trapped site", err);
 	else if (rt.sites[index].dispatched &&
 		 rt.sites[index].n_by_target <= DISPATCH_TARGETS && (err = redispatch(index)))
-		fatal("updating dispatch code", err);
+		rt_fatal("updating dispatch code", err);
 	pthread_mutex_unlock(&rt.lock);
 	errno = saved_errno;
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)next;
 	return 1;
+}
+
+/* ------------------------------------------------------------------ re-encoding */
+
+/* What a planned piece of code replaces: a site's trampoline, one of its targets', its dispatch. */
+#define PLAN_TRAMP (-1)
+#define PLAN_DISPATCH (-2)
+
+struct planned {
+	uint32_t site;
+	int32_t slot; /* PLAN_TRAMP, PLAN_DISPATCH or an index in by_target */
+	uintptr_t entry, after;
+	struct dacce_rt_op op;
+};
+
+struct rt_code_plan {
+	struct planned *items;
+	size_t n, cap;
+};
+
+static int plan_add(struct rt_code_plan *plan, struct planned item)
+{
+	if (plan->n == plan->cap) {
+		size_t cap = plan->cap ? plan->cap * 2 : 256;
+		struct planned *grown = realloc(plan->items, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		plan->items = grown;
+		plan->cap = cap;
+	}
+	plan->items[plan->n++] = item;
+	return 0;
+}
+
+void rt_plan_free(struct rt_code_plan *plan)
+{
+	if (!plan)
+		return;
+	free(plan->items);
+	free(plan);
+}
+
+static bool same_op(const struct dacce_rt_op *a, const struct dacce_rt_op *b)
+{
+	return a->kind == b->kind && a->en == b->en && a->edge == b->edge &&
+	       a->compress == b->compress && a->hits == b->hits;
+}
+
+/*
+ * New code for one edge of a site, within reach of the old code's return
+ * point, unless the edge's operation is the same in the new epoch (then the
+ * old code stays: push code reads maxID + 1 from the thread's block).
+ * *entry is the code the site's edge runs in the new epoch.
+ */
+static int plan_edge(struct rt_code_plan *plan, uint32_t index, int32_t slot, uint32_t edge,
+		     uintptr_t target, uintptr_t old_entry, const struct dacce_rt_op *old_op,
+		     uintptr_t *entry)
+{
+	struct planned item = { .site = index, .slot = slot };
+	struct dacce_rt_op op;
+	int err = op_for_edge(edge, &op);
+
+	*entry = old_entry;
+	if (err || same_op(&op, old_op))
+		return err;
+	err = build_trampoline(index, edge, target, old_entry, &item.entry, &item.after, &item.op);
+	if (!err)
+		err = plan_add(plan, item);
+	if (!err)
+		*entry = item.entry;
+	return err;
+}
+
+static int plan_site(struct rt_code_plan *plan, uint32_t index)
+{
+	struct rt_site *site = &rt.sites[index];
+	struct branch_tramp *fresh = NULL;
+	size_t before = plan->n;
+	uintptr_t entry;
+	int err = 0;
+
+	if (site->tramp)
+		return plan_edge(plan, index, PLAN_TRAMP, site->edge,
+				 site->scan.len == 6 ? 0 : site->scan.target, site->tramp, &site->op,
+				 &entry);
+	if (site->dispatched) {
+		fresh = malloc(sizeof(*fresh) * (site->n_by_target ? site->n_by_target : 1));
+		if (!fresh)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < site->n_by_target && !err; i++) {
+		err = plan_edge(plan, index, (int32_t)i, site->by_target[i].edge,
+				site->by_target[i].target, site->by_target[i].tramp,
+				&site->by_target[i].op, &entry);
+		if (fresh) {
+			fresh[i] = site->by_target[i];
+			fresh[i].tramp = entry;
+		}
+	}
+	/* Dispatch code that goes to the new trampolines, when there are any. */
+	if (!err && fresh && plan->n > before) {
+		struct planned item = { .site = index, .slot = PLAN_DISPATCH };
+
+		err = build_dispatch(index, fresh, site->n_by_target, &item.entry);
+		if (!err)
+			err = plan_add(plan, item);
+	}
+	free(fresh);
+	return err;
+}
+
+int rt_plan_code(struct rt_code_plan **out)
+{
+	struct rt_code_plan *plan = calloc(1, sizeof(*plan));
+	int err = 0;
+
+	if (!plan)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites && !err; i++)
+		if (rt.sites[i].scan.addr)
+			err = plan_site(plan, i);
+	if (err) {
+		rt_plan_free(plan);
+		return err;
+	}
+	*out = plan;
+	return 0;
+}
+
+/* The old return point jumps to the new one: frames entered through old code return through it. */
+static int forward_return(uintptr_t old_after, uintptr_t new_after)
+{
+	uint8_t *write = dacce_codecache_writable(&rt.cache, old_after);
+	uint8_t jmp[5];
+	int err;
+
+	if (!old_after)
+		return 0;
+	if (!write)
+		return -EFAULT;
+	err = dacce_tramp_jmp_bytes(old_after, new_after, jmp);
+	if (!err)
+		memcpy(write, jmp, sizeof(jmp));
+	return err;
+}
+
+/*
+ * A site whose edge costs nothing in the new epoch still goes through its
+ * (empty) trampoline rather than running the original call: a frame entered
+ * by the original call would return straight to the caller, where no code of
+ * ours could undo a later epoch's operation for it.
+ */
+static int point_site(int mem, const struct rt_site *site, uintptr_t dest)
+{
+	uint8_t jmp[5];
+	int err;
+
+	err = dacce_tramp_jmp_bytes(site->scan.addr, dest, jmp);
+	return err ? err : dacce_patch_mem_write(mem, site->scan.addr, jmp, sizeof(jmp));
+}
+
+int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
+		  void *ctx)
+{
+	int mem = dacce_patch_mem_open();
+	int err = mem < 0 ? mem : 0;
+
+	for (size_t i = 0; i < plan->n && !err; i++) {
+		const struct planned *p = &plan->items[i];
+		struct rt_site *site = &rt.sites[p->site];
+
+		if (p->slot == PLAN_TRAMP) {
+			err = forward_return(site->tramp_after, p->after);
+			moved(site->tramp, p->entry, ctx);
+			site->tramp = p->entry;
+			site->tramp_after = p->after;
+			site->op = p->op;
+			if (!err)
+				err = point_site(mem, site, p->entry);
+		} else if (p->slot == PLAN_DISPATCH) {
+			moved(site->dispatch, p->entry, ctx);
+			site->dispatch = p->entry;
+			err = point_site(mem, site, p->entry);
+		} else {
+			struct branch_tramp *t = &site->by_target[p->slot];
+
+			err = forward_return(t->after, p->after);
+			moved(t->tramp, p->entry, ctx);
+			t->tramp = p->entry;
+			t->after = p->after;
+			t->op = p->op;
+		}
+	}
+	if (mem >= 0)
+		close(mem);
+	return err;
 }
 
 /* ------------------------------------------------------------------ threads */
@@ -607,13 +808,16 @@ int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge)
 	sigset_t saved;
 	int err;
 
-	lock_runtime(&saved);
+	rt_lock(&saved);
 	err = node_at(fn, &node, &f);
 	if (!err && f)
 		err = decode_function(f, node);
 	if (!err)
 		err = dacce_graph_add_root_edge(rt.graph, (enum dacce_root_site)root_kind, node, edge);
-	unlock_runtime(&saved);
+	/* A root in code we leave alone: what it calls back is partial, never encoded. */
+	if (!err && !f)
+		err = dacce_graph_pin_edge(rt.graph, *edge);
+	rt_unlock(&saved);
 	return err;
 }
 
@@ -630,31 +834,39 @@ int dacce_rt_thread_begin(uint32_t root_edge)
 	struct dacce_tls *tls = dacce_tls_self();
 	struct dacce_rt_op op;
 	sigset_t saved;
-	int err;
+	int err = 0;
 
+	dacce_runtime_enter();
+	/* Registered before its context exists: no re-encoding can miss it. */
+	dacce_thread_register();
 	if (!tls->cc_base) {
 		tls->cc_base = reserve(CC_RESERVE);
 		tls->tc_base = reserve(TC_RESERVE);
-		if (!tls->cc_base || !tls->tc_base)
-			return -ENOMEM;
+		if (!tls->cc_base || !tls->tc_base) {
+			err = -ENOMEM;
+			goto out;
+		}
 	}
-	lock_runtime(&saved);
+	rt_lock(&saved);
 	err = dacce_rt_op_for_edge(rt.dict, rt.graph, root_edge, &op);
-	tls->epoch = rt.dict->epoch;
-	unlock_runtime(&saved);
-	if (err)
-		return err;
-	tls->cc_top = tls->cc_base;
-	tls->tc_top = tls->tc_base;
-	/* machine.h's thread start: an empty state, then the root edge's "before". */
-	tls->id = 0;
-	if (op.kind == DACCE_RT_OP_ADD) {
-		tls->id = op.en;
-	} else if (op.kind == DACCE_RT_OP_PUSH) {
-		*tls->cc_top++ = (struct dacce_cc_entry){ .id = 0, .edge = root_edge, .aux = 0 };
-		tls->id = op.reset_id;
+	if (!err) {
+		tls->epoch = rt.dict->epoch;
+		tls->reset_id = rt.dict->max_id + 1;
+		tls->cc_top = tls->cc_base;
+		tls->tc_top = tls->tc_base;
+		/* machine.h's thread start: an empty state, then the root edge's "before". */
+		tls->id = 0;
+		if (op.kind == DACCE_RT_OP_ADD) {
+			tls->id = op.en;
+		} else if (op.kind == DACCE_RT_OP_PUSH) {
+			*tls->cc_top++ = (struct dacce_cc_entry){ .id = 0, .edge = root_edge, .aux = 0 };
+			tls->id = op.reset_id;
+		}
 	}
-	return 0;
+	rt_unlock(&saved);
+out:
+	dacce_runtime_leave();
+	return err;
 }
 
 void dacce_rt_thread_outside(void)
@@ -663,7 +875,10 @@ void dacce_rt_thread_outside(void)
 
 	if (!tls->cc_base)
 		return;
-	*tls->cc_top++ = (struct dacce_cc_entry){ .id = tls->id, .edge = OUTSIDE_EDGE, .aux = 0 };
+	dacce_runtime_enter();
+	*tls->cc_top = (struct dacce_cc_entry){ .id = tls->id, .edge = OUTSIDE_EDGE, .aux = 0 };
+	tls->cc_top++;
+	dacce_runtime_leave();
 }
 
 void dacce_rt_mark_save(const void *env)
@@ -682,7 +897,7 @@ void dacce_rt_mark_save(const void *env)
 		.top_aux = tls->cc_top > tls->cc_base ? tls->cc_top[-1].aux : 0,
 		.tc_depth = (uint32_t)(tls->tc_top - tls->tc_base),
 	};
-	lock_runtime(&saved);
+	rt_lock(&saved);
 	if (dacce_hashmap_get(&rt.marks_at, (uintptr_t)env, &index)) {
 		if (rt.n_marks == rt.cap_marks) {
 			uint32_t cap = rt.cap_marks ? rt.cap_marks * 2 : 64;
@@ -700,7 +915,7 @@ void dacce_rt_mark_save(const void *env)
 	}
 	rt.marks[index] = mark;
 unlock:
-	unlock_runtime(&saved);
+	rt_unlock(&saved);
 }
 
 void dacce_rt_mark_rewind(const void *env)
@@ -713,22 +928,25 @@ void dacce_rt_mark_rewind(const void *env)
 
 	if (!rt.enabled || !tls->cc_base)
 		return;
-	lock_runtime(&saved);
+	dacce_runtime_enter();
+	rt_lock(&saved);
 	found = dacce_hashmap_get(&rt.marks_at, (uintptr_t)env, &index) == 0;
 	if (found)
 		mark = rt.marks[index];
-	unlock_runtime(&saved);
+	rt_unlock(&saved);
 	/* A jump goes outward only: a mark deeper than now, or another thread's, is not ours. */
 	if (!found || mark.thread != tls || mark.cc_depth > (uint32_t)(tls->cc_top - tls->cc_base) ||
 	    mark.tc_depth > (uint32_t)(tls->tc_top - tls->tc_base)) {
 		dacce_rt_thread_outside();
-		return;
+		goto out;
 	}
 	tls->id = mark.id;
 	tls->cc_top = tls->cc_base + mark.cc_depth;
 	if (mark.cc_depth)
 		tls->cc_top[-1].aux = mark.top_aux;
 	tls->tc_top = tls->tc_base + mark.tc_depth;
+out:
+	dacce_runtime_leave();
 }
 
 /* Whether node is one of the program's functions we decoded (not a boundary). */
@@ -741,20 +959,19 @@ static bool node_is_decoded(uint32_t node)
 	       dacce_hashmap_get(&rt.decoded, rt.exe->bias + n->offset, &known) == 0;
 }
 
-/*
- * The function whose context the state describes when a signal arrives at
- * pc: the program's function there, if decoded; inside a library, the
- * boundary function the program called; inside generated code, unknown.
- */
-static uint32_t interrupted_node(const struct dacce_tls *tls, uintptr_t pc)
+uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 {
 	const struct dacce_func *f;
 	struct dacce_edge_view top;
-	uint32_t node;
+	uint32_t node, site;
 
-	if (dacce_codecache_contains(&rt.cache, pc))
+	if (dacce_codecache_contains(&rt.cache, pc)) {
+		/* On the entry of a site's code the thread has not left the site's function yet. */
+		if (dacce_hashmap_get(&rt.entry_site, pc, &site) == 0 && site < rt.graph->n_sites)
+			return rt.graph->sites[site].caller;
 		return DACCE_NONE;
-	if (pc >= rt.exe->start && pc < rt.exe->end) {
+	}
+	if (pc >= rt.exe->start && pc < rt.exe->end && !dacce_funcs_in_plt(&rt.exe_funcs, pc)) {
 		f = dacce_funcs_find(&rt.exe_funcs, pc);
 		if (f && dacce_hashmap_get(&rt.decoded, f->start, &node) == 0)
 			return node;
@@ -771,21 +988,18 @@ static uint32_t interrupted_node(const struct dacce_tls *tls, uintptr_t pc)
 int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc)
 {
 	struct dacce_tls *tls = dacce_tls_self();
-	uint32_t node;
-	uint64_t reset;
-
 	sigset_t saved;
 
 	if (!rt.enabled || !tls->cc_base)
 		return 0;
-	lock_runtime(&saved);
-	node = interrupted_node(tls, pc);
-	reset = rt.dict->max_id + 1;
-	unlock_runtime(&saved);
+	rt_lock(&saved);
 	/* machine.h's nested root: push <id, edge, interrupted node>, id = maxID + 1. */
-	*tls->cc_top = (struct dacce_cc_entry){ .id = tls->id, .edge = root_edge, .aux = node };
+	*tls->cc_top = (struct dacce_cc_entry){
+		.id = tls->id, .edge = root_edge, .aux = rt_node_at(tls, pc),
+	};
 	tls->cc_top++;
-	tls->id = reset;
+	tls->id = rt.dict->max_id + 1;
+	rt_unlock(&saved);
 	return 1;
 }
 
@@ -793,16 +1007,20 @@ void dacce_rt_signal_leave(uint32_t root_edge)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
+	dacce_runtime_enter();
 	if (tls->cc_top > tls->cc_base && tls->cc_top[-1].edge == root_edge) {
 		tls->cc_top--;
 		tls->id = tls->cc_top->id;
 	}
+	dacce_runtime_leave();
 }
 
 void dacce_rt_thread_end(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
+	/* Out of the registry first: nobody stops or translates it after this. */
+	dacce_thread_unregister();
 	if (!tls->cc_base)
 		return;
 	munmap(tls->cc_base, CC_RESERVE);
@@ -828,7 +1046,7 @@ int dacce_rt_backtrace(void **buffer, int size)
 	frames = calloc((size_t)size + 1, sizeof(*frames));
 	if (!frames)
 		return -ENOMEM;
-	lock_runtime(&saved);
+	rt_lock(&saved);
 	snap = (struct dacce_snapshot){
 		.epoch = tls->epoch, .id = tls->id,
 		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base), .cc = tls->cc_base,
@@ -867,7 +1085,7 @@ int dacce_rt_backtrace(void **buffer, int size)
 	}
 	n = count;
 unlock:
-	unlock_runtime(&saved);
+	rt_unlock(&saved);
 	free(frames);
 	return n;
 }
@@ -877,25 +1095,43 @@ unlock:
 /* The summary DACCE_LOG asks for, when the process ends. */
 __attribute__((destructor)) static void log_summary(void)
 {
+	char epochs[160];
+
 	if (!rt.enabled)
 		return;
+	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges, "
-		     "%llu trampolines, %llu first calls, %llu traps taken, code cache %zu regions",
+		     "%llu trampolines, %llu first calls, %llu traps taken, code cache %zu regions, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
-		     (unsigned long long)rt.n_traps, rt.cache.n);
+		     (unsigned long long)rt.n_traps, rt.cache.n, epochs);
 }
+
+/*
+ * fork: no re-encoding in progress (the registry lock), no runtime state
+ * half changed (rt.lock, with signals blocked as rt_lock does it).
+ */
+static sigset_t fork_saved_mask;
 
 static void before_fork(void)
 {
+	sigset_t all;
+
+	dacce_runtime_enter();
+	dacce_threads_lock();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &fork_saved_mask);
 	pthread_mutex_lock(&rt.lock);
 }
 
 static void in_parent_after_fork(void)
 {
 	pthread_mutex_unlock(&rt.lock);
+	dacce_threads_unlock();
+	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
+	dacce_runtime_leave();
 }
 
 static void in_child_after_fork(void)
@@ -903,8 +1139,12 @@ static void in_child_after_fork(void)
 	int err = dacce_codecache_after_fork(&rt.cache);
 
 	if (err)
-		fatal("giving the fork child its own code cache", err);
+		rt_fatal("giving the fork child its own code cache", err);
 	pthread_mutex_unlock(&rt.lock);
+	dacce_threads_after_fork();
+	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
+	dacce_runtime_leave();
+	dacce_epoch_after_fork();
 }
 
 static int load_program(void)
@@ -960,6 +1200,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	dacce_hashmap_init(&rt.trapped_at);
 	dacce_hashmap_init(&rt.decoded);
 	dacce_hashmap_init(&rt.marks_at);
+	dacce_hashmap_init(&rt.entry_site);
 	dacce_codecache_init(&rt.cache);
 	rt.tpoff = dacce_tls_tpoff();
 	/* Everything that may refuse the program comes before anything it could notice. */
@@ -984,6 +1225,15 @@ int dacce_rt_start(uintptr_t main_fn)
 	err = dacce_encode(rt.graph, &opts, &rt.dict);
 	if (err)
 		return err;
+	/* Pages of counters are only touched for edges that get pushed. */
+	rt.edge_hits = mmap(NULL, RT_MAX_COUNTED_EDGES * sizeof(*rt.edge_hits),
+			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (rt.edge_hits == MAP_FAILED)
+		rt.edge_hits = NULL;
+	/* Without re-encoding every edge stays pushed: slower, still exact. */
+	err = rt.edge_hits ? dacce_epoch_start() : -ENOMEM;
+	if (err)
+		dacce_rt_log(true, "no re-encoding: %s", strerror(-err));
 	rt.enabled = true;
 	dacce_rt_log(false, "instrumenting %s (%zu functions)", rt.exe->path, rt.exe_funcs.n);
 	return 0;

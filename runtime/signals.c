@@ -16,6 +16,7 @@
 #include "graph.h"
 #include "patch.h"
 #include "rt.h"
+#include "stop.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
@@ -82,6 +83,11 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 		dacce_patch_chain_sigtrap(act, old);
 		return 0;
 	}
+	/* The signal that stops threads for a re-encoding is the runtime's own. */
+	if (sig == dacce_stop_signal()) {
+		errno = EINVAL;
+		return -1;
+	}
 	before = handlers[sig];
 	if (!act || !is_function(act)) {
 		ret = real(sig, act, old);
@@ -101,6 +107,7 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	wrapper.sa_flags |= SA_SIGINFO;
 	/* A trapped site met with SIGTRAP blocked would kill the process. */
 	sigdelset(&wrapper.sa_mask, SIGTRAP);
+	sigdelset(&wrapper.sa_mask, dacce_stop_signal());
 	ret = real(sig, &wrapper, old);
 	if (ret != 0)
 		handlers[sig] = before;
@@ -111,15 +118,19 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 
 /*
- * The mask a program asks for, less SIGTRAP: trapped sites raise it
- * synchronously, and the kernel kills a process that raises a blocked one.
+ * The mask a program asks for, less SIGTRAP (trapped sites raise it
+ * synchronously, and the kernel kills a process that raises a blocked one)
+ * and less the stop signal (a thread that blocks it would hold up every
+ * re-encoding).
  */
 static const sigset_t *without_sigtrap(int how, const sigset_t *set, sigset_t *copy)
 {
-	if (!set || how == SIG_UNBLOCK || !dacce_rt_enabled() || !sigismember(set, SIGTRAP))
+	if (!set || how == SIG_UNBLOCK || !dacce_rt_enabled() ||
+	    (!sigismember(set, SIGTRAP) && !sigismember(set, dacce_stop_signal())))
 		return set;
 	*copy = *set;
 	sigdelset(copy, SIGTRAP);
+	sigdelset(copy, dacce_stop_signal());
 	return copy;
 }
 

@@ -13,7 +13,7 @@
 
 #include "machine.h"
 
-#define DACCE_TLS_LAYOUT_VERSION 1
+#define DACCE_TLS_LAYOUT_VERSION 2
 
 /* A tail record as generated code keeps it (machine.h's dacce_tc_entry, with pointers). */
 struct dacce_rt_tail_record {
@@ -33,6 +33,7 @@ struct dacce_tls {
 	struct dacce_rt_tail_record *tc_base;
 	uint64_t epoch;
 	uint64_t flags;
+	uint64_t reset_id; /* maxID + 1 of the epoch: the id a push leaves */
 };
 
 #define DACCE_TLS_ID offsetof(struct dacce_tls, id)
@@ -40,6 +41,7 @@ struct dacce_tls {
 #define DACCE_TLS_CC_BASE offsetof(struct dacce_tls, cc_base)
 #define DACCE_TLS_TC_TOP offsetof(struct dacce_tls, tc_top)
 #define DACCE_TLS_TC_BASE offsetof(struct dacce_tls, tc_base)
+#define DACCE_TLS_RESET_ID offsetof(struct dacce_tls, reset_id)
 
 _Static_assert(sizeof(struct dacce_cc_entry) == 16, "generated code assumes 16-byte entries");
 _Static_assert(offsetof(struct dacce_cc_entry, edge) == 8, "entry layout");

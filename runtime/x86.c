@@ -110,6 +110,8 @@ void x86_cmp_rax_with_r11_mem(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB
 void x86_inc32_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0xff, 0, disp); }
 void x86_dec32_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0xff, 1, disp); }
 
+void x86_inc64_at_r11(struct x86_buf *b) { r11_op(b, REX_WB, 0xff, 0, 0); }
+
 void x86_store_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm)
 {
 	uint8_t insn[8] = { REX_B, 0xc7, MODRM_R11_D8(0), (uint8_t)disp };

@@ -53,6 +53,7 @@ void x86_store_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm);
 void x86_cmp_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm);
 void x86_cmp_rax_with_r11_mem(struct x86_buf *b, int8_t disp); /* flags of [r11+disp] - rax */
 void x86_inc32_at_r11(struct x86_buf *b, int8_t disp);
+void x86_inc64_at_r11(struct x86_buf *b); /* incq (%r11) */
 void x86_dec32_at_r11(struct x86_buf *b, int8_t disp);
 void x86_add_r11_imm8(struct x86_buf *b, int8_t imm);
 

@@ -32,6 +32,8 @@ struct fixture {
 	uint32_t edges[16];
 	uint32_t n_edges;
 	struct snippets code[16];
+	uint64_t hits[16];	/* what the pushes counted */
+	bool pushed[16];
 	struct dacce_cc_entry *cc;
 };
 
@@ -88,6 +90,10 @@ static void fixture_init(struct fixture *f, bool compress_new)
 	dacce_codecache_init(&f->cache);
 	for (uint32_t i = 0; i < f->n_edges; i++) {
 		ck_assert_int_eq(dacce_rt_op_for_edge(f->dict, f->tg.graph, f->edges[i], &op), 0);
+		ck_assert_ptr_null(op.hits);
+		f->pushed[i] = op.kind == DACCE_RT_OP_PUSH;
+		if (f->pushed[i])
+			op.hits = &f->hits[i];
 		build_snippet(f, &op, true, &f->code[i].before);
 		build_snippet(f, &op, false, &f->code[i].after);
 	}
@@ -97,6 +103,7 @@ static void fixture_init(struct fixture *f, bool compress_new)
 
 	tls->id = 0;
 	tls->cc_base = tls->cc_top = f->cc;
+	tls->reset_id = f->dict->max_id + 1;
 }
 
 static void fixture_fini(struct fixture *f)
@@ -130,7 +137,7 @@ static void random_walk(bool compress_new, uint64_t seed)
 	struct fixture f;
 	struct dacce_state st;
 	uint32_t stack[CC_ENTRIES], depth = 0;
-	uint64_t x = seed;
+	uint64_t x = seed, calls[16] = { 0 };
 
 	fixture_init(&f, compress_new);
 	dacce_state_init(&st, 0);
@@ -146,6 +153,7 @@ static void random_walk(bool compress_new, uint64_t seed)
 			run(f.code[k].before);
 			ck_assert_int_eq(dacce_op_call(&st, f.dict, f.tg.graph, f.edges[k]), 0);
 			stack[depth++] = k;
+			calls[k]++;
 		} else {
 			uint32_t k = stack[--depth];
 
@@ -154,6 +162,9 @@ static void random_walk(bool compress_new, uint64_t seed)
 		}
 		assert_same_state(&st);
 	}
+	/* Every call through a pushed edge was counted, compressed or not; nothing else was. */
+	for (uint32_t i = 0; i < f.n_edges; i++)
+		ck_assert_uint_eq(f.hits[i], f.pushed[i] ? calls[i] : 0);
 	dacce_state_fini(&st);
 	fixture_fini(&f);
 }

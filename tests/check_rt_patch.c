@@ -98,6 +98,7 @@ static void patched_site_init(struct patched_site *p, uint32_t edge, uint64_t re
 	ck_assert_int_eq(dacce_tramp_jmp_bytes(p->site, entry, p->to_trampoline), 0);
 	tls->cc_base = tls->cc_top = p->cc;
 	tls->id = 5;
+	tls->reset_id = reset_id;
 }
 
 static void patched_site_fini(struct patched_site *p)
@@ -165,6 +166,7 @@ static void *racer(void *arg)
 	(void)arg;
 	tls->cc_base = tls->cc_top = cc;
 	tls->id = 9;
+	tls->reset_id = 2000; /* as the site's push expects (see the test) */
 	while (!atomic_load(&stop_racers)) {
 		if (caller(7) != native_result(7) || tls->id != 9 || tls->cc_top != tls->cc_base)
 			atomic_fetch_add(&racer_errors, 1);

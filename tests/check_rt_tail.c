@@ -134,6 +134,8 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 	patch_jump((uintptr_t)tail_a, tramp_a);
 	patch_jump((uintptr_t)tail_b, tramp_b);
 	tls->cc_base = tls->cc_top = f->cc;
+	/* Generated code reads maxID + 1 from the block. */
+	tls->reset_id = op_b->kind == DACCE_RT_OP_PUSH ? op_b->reset_id : op_a->reset_id;
 	tls->tc_base = tls->tc_top = f->tc;
 	probe_leaves_a_dead_record = false;
 	probe_escapes = false;

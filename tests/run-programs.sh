@@ -2,6 +2,8 @@
 # Integration: every program of tests/programs, built several ways, runs natively and under
 # libdacce.so; the probes' outputs must match line for line (sorted, for threads).  A native
 # "outside" (the stack went through a library) must read "partial" under the runtime.
+# Each program also runs with a re-encoding every millisecond (DACCE_EPOCH_STRESS), so that
+# epochs are installed while its frames are live: its contexts must not change.
 # Usage: run-programs.sh BUILD_DIR LIBDACCE [PROGRAM...]
 set -u
 build=$1
@@ -43,21 +45,27 @@ for prog in "${programs[@]}"; do
 		fi
 		"$bin" >"$bin.native" 2>&1
 		native_status=$?
-		DACCE_LOG= LD_PRELOAD=$lib "$bin" >"$bin.dacce" 2>&1
-		dacce_status=$?
 		# The runtime's view: "outside" natively must be "partial" under the runtime.
 		sed 's/: outside$/: partial/' "$bin.native" | sort >"$bin.native.sorted"
-		sort "$bin.dacce" >"$bin.dacce.sorted"
-		if [ $native_status -ne $dacce_status ]; then
-			echo "FAIL $prog-$name: exit status $dacce_status under dacce, $native_status natively"
-			failed=$((failed + 1))
-		elif ! diff -u "$bin.native.sorted" "$bin.dacce.sorted" >"$bin.diff"; then
-			echo "FAIL $prog-$name: contexts differ (see $bin.diff)"
-			head -n 20 "$bin.diff"
-			failed=$((failed + 1))
-		else
-			passed=$((passed + 1))
-		fi
+		for mode in dacce epochs; do
+			if [ $mode = epochs ]; then
+				DACCE_LOG= DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD=$lib "$bin" >"$bin.$mode" 2>&1
+			else
+				DACCE_LOG= LD_PRELOAD=$lib "$bin" >"$bin.$mode" 2>&1
+			fi
+			status=$?
+			sort "$bin.$mode" >"$bin.$mode.sorted"
+			if [ $native_status -ne $status ]; then
+				echo "FAIL $prog-$name ($mode): exit status $status under dacce, $native_status natively"
+				failed=$((failed + 1))
+			elif ! diff -u "$bin.native.sorted" "$bin.$mode.sorted" >"$bin.$mode.diff"; then
+				echo "FAIL $prog-$name ($mode): contexts differ (see $bin.$mode.diff)"
+				head -n 20 "$bin.$mode.diff"
+				failed=$((failed + 1))
+			else
+				passed=$((passed + 1))
+			fi
+		done
 	done
 done
 echo "programs: $passed passed, $failed failed"

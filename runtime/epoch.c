@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Re-encoding (epochs) and the standalone policy.
+ *
+ * A policy thread of the runtime's own (it runs no instrumented code and
+ * blocks every signal) wakes up every few milliseconds and re-encodes when
+ * edges found since the last epoch are hot (their trampolines count their
+ * pushes) or numerous.  A re-encoding:
+ *
+ *   1. stops every instrumented thread (stop.c) where its context matches
+ *      its pc, and finds the function each one is in;
+ *   2. encodes the call graph with the observed frequencies (a new epoch);
+ *   3. translates every thread's context and every setjmp mark to it
+ *      (decoder/translate.c: decode under the old epoch, replay under the
+ *      new one), all before changing anything, so that any failure leaves
+ *      the process as it was;
+ *   4. builds code for every instrumented site under the new epoch, then
+ *      points the sites at it and turns each old trampoline's return point
+ *      into a jump to the new one: live frames entered through old code
+ *      return through the new epoch's "after" operation, which is what the
+ *      translated context expects;
+ *   5. stores the translated contexts and lets the threads go.
+ *
+ * A thread stopped inside generated code (other than at an entry) makes the
+ * attempt start over a moment later; a context that cannot be decoded (a
+ * callback entered from a library, a thread past its root) makes the policy
+ * wait longer before trying again.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "patch.h"
+#include "rt.h"
+#include "rt_state.h"
+#include "stop.h"
+#include "threads.h"
+#include "translate.h"
+
+#define DEFAULT_INTERVAL_MS 20
+#define DEFAULT_HOT_PUSHES 20000
+#define DEFAULT_NEW_EDGES 1000
+/* Attempts at one re-encoding when threads keep being caught inside generated code. */
+#define TRANSIENT_RETRIES 20
+
+struct parked {
+	struct dacce_thread *thread;
+	uint32_t node;
+	struct dacce_state st;		     /* its context, translated in place */
+	struct dacce_rt_tail_record *old_tc; /* the records it had (their return addresses) */
+	uint32_t old_tc_depth;
+};
+
+static struct {
+	/* Settings (DACCE_EPOCH_*), read once. */
+	bool off, stress;
+	long interval_ms;
+	uint64_t hot_pushes;
+	uint32_t new_edges;
+	/* The policy thread. */
+	atomic_uint nudges; /* futex word: bumped when a new edge is found (stress mode) */
+	pthread_t thread;
+	bool running;
+	long backoff_ms;
+	/* Counters for the exit summary. */
+	uint64_t epochs, given_up;
+	long pause_total_ns, pause_max_ns;
+	struct dacce_dict **retired; /* older epochs, kept for snapshots taken in them */
+	size_t n_retired, cap_retired;
+} ep;
+
+static long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static long env_long(const char *name, long fallback)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return fallback;
+	n = strtol(v, &end, 10);
+	return *end || n < 0 ? fallback : n;
+}
+
+/* ------------------------------------------------------------------ contexts */
+
+static void parked_fini(struct parked *p)
+{
+	dacce_state_fini(&p->st);
+	free(p->old_tc);
+}
+
+/* A copy of a thread's context as machine.h states it (depths given: a mark's prefix). */
+static int state_of(const struct dacce_tls *tls, uint64_t id, uint32_t cc_depth, uint32_t top_aux,
+		    uint32_t tc_depth, struct dacce_state *st)
+{
+	dacce_state_init(st, tls->epoch);
+	st->id = id;
+	st->cc = malloc(sizeof(*st->cc) * (cc_depth ? cc_depth : 1));
+	st->tc = malloc(sizeof(*st->tc) * (tc_depth ? tc_depth : 1));
+	if (!st->cc || !st->tc) {
+		dacce_state_fini(st);
+		return -ENOMEM;
+	}
+	st->cc_cap = cc_depth ? cc_depth : 1;
+	st->tc_cap = tc_depth ? tc_depth : 1;
+	memcpy(st->cc, tls->cc_base, sizeof(*st->cc) * cc_depth);
+	if (cc_depth)
+		st->cc[cc_depth - 1].aux = top_aux;
+	st->cc_depth = cc_depth;
+	for (uint32_t i = 0; i < tc_depth; i++) {
+		const struct dacce_rt_tail_record *r = &tls->tc_base[i];
+
+		st->tc[i] = (struct dacce_tc_entry){
+			.id = r->id,
+			.cc_depth = (uint32_t)(r->cc_top - tls->cc_base),
+			.top_aux = r->top_aux,
+			.frame = r->frame,
+		};
+	}
+	st->tc_depth = tc_depth;
+	return 0;
+}
+
+static int thread_state(struct parked *p)
+{
+	const struct dacce_tls *tls = p->thread->tls;
+	uint32_t cc_depth = (uint32_t)(tls->cc_top - tls->cc_base);
+	uint32_t tc_depth = (uint32_t)(tls->tc_top - tls->tc_base);
+	int err;
+
+	err = state_of(tls, tls->id, cc_depth, cc_depth ? tls->cc_top[-1].aux : 0, tc_depth, &p->st);
+	if (err)
+		return err;
+	p->old_tc = malloc(sizeof(*p->old_tc) * (tc_depth ? tc_depth : 1));
+	if (!p->old_tc)
+		return -ENOMEM;
+	memcpy(p->old_tc, tls->tc_base, sizeof(*p->old_tc) * tc_depth);
+	p->old_tc_depth = tc_depth;
+	return 0;
+}
+
+/* Writes a translated context back; tail records keep the return addresses of their frames. */
+static void store_state(const struct parked *p)
+{
+	struct dacce_tls *tls = p->thread->tls;
+	const struct dacce_state *st = &p->st;
+
+	memcpy(tls->cc_base, st->cc, sizeof(*st->cc) * st->cc_depth);
+	for (uint32_t i = 0; i < st->tc_depth; i++) {
+		uint64_t return_to = 0;
+
+		for (uint32_t k = 0; k < p->old_tc_depth && !return_to; k++)
+			if (p->old_tc[k].frame == st->tc[i].frame)
+				return_to = p->old_tc[k].return_to;
+		tls->tc_base[i] = (struct dacce_rt_tail_record){
+			.id = st->tc[i].id,
+			.cc_top = tls->cc_base + st->tc[i].cc_depth,
+			.top_aux = st->tc[i].top_aux,
+			.frame = st->tc[i].frame,
+			.return_to = return_to,
+		};
+	}
+	tls->tc_top = tls->tc_base + st->tc_depth;
+	tls->cc_top = tls->cc_base + st->cc_depth;
+	tls->id = st->id;
+	tls->epoch = st->epoch;
+}
+
+/*
+ * A mark is a prefix of its thread's context, taken in setjmp (the edge to
+ * setjmp on top): translated alone, its replay is a prefix of the thread's.
+ * A mark that does not translate is dropped (a longjmp to it then leaves
+ * the context partial, never wrong).
+ */
+static void translate_mark(struct jump_mark *mark, struct parked *threads, size_t n,
+			   const struct dacce_dict *next)
+{
+	const struct parked *owner = NULL;
+	struct dacce_edge_view top;
+	struct dacce_state st;
+
+	for (size_t i = 0; i < n && !owner; i++)
+		if (threads[i].thread->tls == mark->thread)
+			owner = &threads[i];
+	if (!owner || !mark->cc_depth)
+		goto drop;
+	if (state_of(owner->thread->tls, mark->id, mark->cc_depth, mark->top_aux, mark->tc_depth,
+		     &st))
+		goto drop;
+	if (dacce_dict_edge(rt.dict, rt.graph, st.cc[st.cc_depth - 1].edge, &top) ||
+	    dacce_translate(rt.dict, next, rt.graph, &st, top.callee, NULL)) {
+		dacce_state_fini(&st);
+		goto drop;
+	}
+	mark->id = st.id;
+	mark->cc_depth = st.cc_depth;
+	mark->top_aux = st.cc_depth ? st.cc[st.cc_depth - 1].aux : 0;
+	mark->tc_depth = st.tc_depth;
+	dacce_state_fini(&st);
+	return;
+drop:
+	mark->thread = NULL;
+}
+
+/* ------------------------------------------------------------------ re-encoding */
+
+struct stopped {
+	struct parked *threads;
+	size_t n;
+};
+
+static void moved(uintptr_t from, uintptr_t to, void *ctx)
+{
+	struct stopped *all = ctx;
+
+	for (size_t i = 0; i < all->n; i++)
+		if (all->threads[i].thread->pc == from)
+			all->threads[i].thread->resume_pc = to;
+}
+
+/* Finds where each parked thread is and copies its context. */
+static int collect(struct stopped *all)
+{
+	size_t cap = 0;
+	int err;
+
+	for (struct dacce_thread *t = dacce_threads_first(); t; t = t->next)
+		cap++;
+	all->threads = calloc(cap ? cap : 1, sizeof(*all->threads));
+	if (!all->threads)
+		return -ENOMEM;
+	for (struct dacce_thread *t = dacce_threads_first(); t; t = t->next) {
+		struct parked *p;
+
+		if (atomic_load(&t->gone) || !t->tls->cc_base)
+			continue; /* ending, or no context yet */
+		p = &all->threads[all->n++];
+		p->thread = t;
+		p->node = rt_node_at(t->tls, t->pc);
+		if (p->node == DACCE_NONE)
+			/* Half way through generated code: soon out of it.  Elsewhere: not now. */
+			return dacce_codecache_contains(&rt.cache, t->pc) ? -EAGAIN : -ENOLINK;
+		err = thread_state(p);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Observed pushes become the frequencies the encoder orders edges by. */
+static void take_frequencies(void)
+{
+	uint32_t n = rt.graph->n_edges < RT_MAX_COUNTED_EDGES ? rt.graph->n_edges
+							      : RT_MAX_COUNTED_EDGES;
+
+	for (uint32_t e = 0; e < n; e++)
+		if (rt.edge_hits[e] > rt.graph->edges[e].freq)
+			rt.graph->edges[e].freq = rt.edge_hits[e];
+}
+
+static int retire(struct dacce_dict *dict)
+{
+	if (ep.n_retired == ep.cap_retired) {
+		size_t cap = ep.cap_retired ? ep.cap_retired * 2 : 8;
+		struct dacce_dict **grown = realloc(ep.retired, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		ep.retired = grown;
+		ep.cap_retired = cap;
+	}
+	ep.retired[ep.n_retired++] = dict;
+	return 0;
+}
+
+/* With the world stopped and rt.lock held. */
+static int reencode_stopped(void)
+{
+	struct stopped all = { 0 };
+	struct dacce_encode_opts opts;
+	struct dacce_dict *next = NULL, *prev = rt.dict;
+	struct rt_code_plan *plan = NULL;
+	int err;
+
+	err = collect(&all);
+	if (err)
+		goto cleanup;
+	take_frequencies();
+	dacce_encode_opts_default(&opts);
+	opts.epoch = prev->epoch + 1;
+	err = dacce_encode(rt.graph, &opts, &next);
+	for (size_t i = 0; i < all.n && !err; i++) {
+		struct dacce_decode_error why = { 0 };
+
+		err = dacce_translate(prev, next, rt.graph, &all.threads[i].st, all.threads[i].node,
+				      &why);
+		if (err)
+			dacce_rt_log(false, "epoch %llu put off: thread %d at %#lx: %s",
+				     (unsigned long long)opts.epoch, (int)all.threads[i].thread->tid,
+				     (unsigned long)all.threads[i].thread->pc,
+				     why.message ? why.message : strerror(-err));
+	}
+	if (!err)
+		err = retire(prev); /* the one step that can fail after this is fatal */
+	if (err)
+		goto cleanup;
+	rt.dict = next;
+	err = rt_plan_code(&plan);
+	if (err) {
+		rt.dict = prev;
+		ep.n_retired--;
+		goto cleanup;
+	}
+	/* Committed from here on: nothing may fail half way. */
+	for (uint32_t i = 0; i < rt.n_marks; i++)
+		if (rt.marks[i].thread)
+			translate_mark(&rt.marks[i], all.threads, all.n, next);
+	err = rt_apply_code(plan, moved, &all);
+	if (err)
+		rt_fatal("installing the code of a new epoch", err);
+	for (size_t i = 0; i < all.n; i++) {
+		store_state(&all.threads[i]);
+		all.threads[i].thread->tls->reset_id = next->max_id + 1;
+	}
+	dacce_patch_sync_cores();
+	next = NULL;
+cleanup:
+	rt_plan_free(plan);
+	dacce_dict_free(next);
+	for (size_t i = 0; i < all.n; i++)
+		parked_fini(&all.threads[i]);
+	free(all.threads);
+	return err;
+}
+
+/* Edges found since the last epoch that an encoding would take in, and their pushes. */
+static void fresh_edges(uint32_t *count, uint64_t *pushes)
+{
+	*count = 0;
+	*pushes = 0;
+	for (uint32_t e = rt.dict->n_edges; e < rt.graph->n_edges; e++) {
+		const struct dacce_edge *edge = &rt.graph->edges[e];
+
+		if ((edge->flags & DACCE_EDGE_PINNED) || !dacce_site_kind_is_encodable(edge->kind))
+			continue;
+		(*count)++;
+		if (e < RT_MAX_COUNTED_EDGES)
+			*pushes += rt.edge_hits[e];
+	}
+}
+
+static bool epoch_due(void)
+{
+	uint32_t count;
+	uint64_t pushes;
+
+	fresh_edges(&count, &pushes);
+	if (!count)
+		return false;
+	return ep.stress || pushes >= ep.hot_pushes || count >= ep.new_edges;
+}
+
+/* One re-encoding: 0 when installed, -EAGAIN or -ENOLINK when not now. */
+static int reencode(void)
+{
+	long start = now_ns(), pause;
+	uint64_t epoch = 0;
+	sigset_t saved;
+	int err = -EAGAIN;
+
+	dacce_threads_lock();
+	for (int attempt = 0; attempt < TRANSIENT_RETRIES && err == -EAGAIN; attempt++) {
+		start = now_ns();
+		err = dacce_stop_world();
+		if (err)
+			break;
+		rt_lock(&saved);
+		err = reencode_stopped();
+		epoch = rt.dict->epoch;
+		rt_unlock(&saved);
+		dacce_resume_world();
+		if (err == -EAGAIN) {
+			struct timespec moment = { .tv_nsec = 200 * 1000 };
+
+			nanosleep(&moment, NULL);
+		}
+	}
+	dacce_threads_unlock();
+	pause = now_ns() - start;
+	if (err)
+		return err;
+	ep.epochs++;
+	ep.pause_total_ns += pause;
+	if (pause > ep.pause_max_ns)
+		ep.pause_max_ns = pause;
+	dacce_rt_log(false, "epoch %llu installed: %u edges, maxID %llu, threads paused %ld us",
+		     (unsigned long long)epoch, rt.graph->n_edges,
+		     (unsigned long long)rt.dict->max_id, pause / 1000);
+	return 0;
+}
+
+static void *policy_main(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		struct timespec wait = {
+			.tv_sec = ep.backoff_ms / 1000, .tv_nsec = (ep.backoff_ms % 1000) * 1000000L,
+		};
+		unsigned nudges = atomic_load(&ep.nudges);
+		sigset_t saved;
+		bool due;
+		int err;
+
+		/* Sleeps until the interval is over, or a new edge in stress mode. */
+		syscall(SYS_futex, &ep.nudges, FUTEX_WAIT_PRIVATE, nudges, &wait, NULL, 0);
+		rt_lock(&saved);
+		due = epoch_due();
+		rt_unlock(&saved);
+		if (!due)
+			continue;
+		err = reencode();
+		if (!err) {
+			ep.backoff_ms = ep.interval_ms;
+		} else {
+			/* Not now (a callback on some thread, a busy thread): wait longer each time. */
+			ep.given_up++;
+			if (ep.backoff_ms < 60 * 1000)
+				ep.backoff_ms = ep.backoff_ms * 2 + 1;
+		}
+	}
+	return NULL;
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static int start_policy_thread(void)
+{
+	/* The real one: ours would make it a program thread. */
+	pthread_create_fn create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	sigset_t all, saved;
+	int err;
+
+	if (!create)
+		return -ENOSYS;
+	/* Every signal blocked: the program's signals go to the program's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	err = create(&ep.thread, NULL, policy_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (err)
+		return -err;
+	pthread_detach(ep.thread);
+	ep.running = true;
+	return 0;
+}
+
+int dacce_epoch_start(void)
+{
+	const char *off = getenv("DACCE_EPOCHS");
+	const char *stress = getenv("DACCE_EPOCH_STRESS");
+	int err;
+
+	ep.off = off && strcmp(off, "0") == 0;
+	ep.stress = stress && *stress && strcmp(stress, "0") != 0;
+	ep.interval_ms = env_long("DACCE_EPOCH_INTERVAL_MS", DEFAULT_INTERVAL_MS);
+	if (ep.interval_ms < 1)
+		ep.interval_ms = 1;
+	ep.hot_pushes = (uint64_t)env_long("DACCE_EPOCH_HOT_PUSHES", DEFAULT_HOT_PUSHES);
+	ep.new_edges = (uint32_t)env_long("DACCE_EPOCH_NEW_EDGES", DEFAULT_NEW_EDGES);
+	ep.backoff_ms = ep.interval_ms;
+	if (ep.off)
+		return 0;
+	err = dacce_stop_init();
+	return err ? err : start_policy_thread();
+}
+
+void dacce_epoch_new_edge(void)
+{
+	/* Only the stress test wants an epoch per edge; otherwise the interval decides. */
+	if (!ep.stress || !ep.running)
+		return;
+	atomic_fetch_add(&ep.nudges, 1);
+	syscall(SYS_futex, &ep.nudges, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void dacce_epoch_after_fork(void)
+{
+	/* The policy thread did not come along; the child gets its own. */
+	if (ep.running && start_policy_thread())
+		dacce_rt_log(true, "no re-encoding in process %d: cannot start the policy thread",
+			     (int)getpid());
+}
+
+void dacce_epoch_summary(char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu epochs (threads paused %ld us in all, %ld us at most), %llu put off",
+		 (unsigned long long)ep.epochs, ep.pause_total_ns / 1000, ep.pause_max_ns / 1000,
+		 (unsigned long long)ep.given_up);
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime's process-wide state, shared by the files that implement it
+ * (rt.c: discovery, slow paths, code for sites; epoch.c: re-encoding).
+ * Everything here is guarded by rt.lock, taken with rt_lock().
+ */
+#ifndef DACCE_RT_STATE_H
+#define DACCE_RT_STATE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codecache.h"
+#include "dict.h"
+#include "funcs.h"
+#include "graph.h"
+#include "hashmap.h"
+#include "modules.h"
+#include "ops.h"
+#include "reload.h"
+#include "scan.h"
+#include "tls.h"
+
+/* A trampoline of a trapped or dispatched site, for one target. */
+struct branch_tramp {
+	uintptr_t target;
+	uintptr_t tramp;
+	uintptr_t after; /* where its callee returns (0: a tail jump has no "after") */
+	uint32_t edge;
+	struct dacce_rt_op op; /* what its code does */
+};
+
+struct rt_site {
+	struct dacce_scan_site scan;
+	uint8_t original[16];
+	uintptr_t fn_start, fn_end;
+	bool trapped;
+	bool dispatched;  /* an indirect call of 5+ bytes: through dispatch code, trap on a miss */
+	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
+	uint8_t reload_len;
+	uintptr_t tramp;	  /* patched site: its trampoline once called */
+	uintptr_t tramp_after;	  /* ... and where its callee returns */
+	uint32_t edge;		  /* ... and its edge */
+	struct dacce_rt_op op;	  /* ... and what the trampoline does */
+	uintptr_t dispatch;	  /* dispatched site: entry of its dispatch code */
+	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
+	uint32_t n_by_target, cap_by_target;
+};
+
+/* What setjmp saw, for its jmp_buf. */
+struct jump_mark {
+	const struct dacce_tls *thread; /* whose block (a jmp_buf is a thread's own); NULL: dropped */
+	uint64_t id;
+	uint32_t cc_depth, top_aux, tc_depth;
+};
+
+struct rt_state {
+	pthread_mutex_t lock;
+	bool enabled;
+	bool verbose;
+	struct dacce_graph *graph;
+	struct dacce_dict *dict; /* the current epoch */
+	struct dacce_codecache cache;
+	struct dacce_modules at_start;	/* holds *exe: never rescanned */
+	struct dacce_modules modules;	/* rescanned after dlopen/dlclose */
+	const struct dacce_module_info *exe;
+	struct dacce_funcs exe_funcs;
+	struct dacce_cfa *exe_cfa;	/* NULL: no unwind information */
+	uint32_t exe_module;
+	struct rt_site *sites; /* by graph site index */
+	uint32_t cap_sites;
+	struct dacce_hashmap trapped_at; /* address -> graph site */
+	struct dacce_hashmap decoded;	 /* function start -> node */
+	struct dacce_hashmap entry_site; /* entry of a site's trampoline or dispatch code -> site */
+	struct dacce_hashmap marks_at;	 /* jmp_buf address -> index in marks */
+	struct jump_mark *marks;
+	uint32_t n_marks, cap_marks;
+	uint64_t *edge_hits;		 /* pushes of each edge counted by its trampoline */
+	uintptr_t tail_stub;
+	int32_t tpoff;
+	/* Counters for the exit summary. */
+	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines;
+};
+
+/* The one instance, internal to libdacce. */
+extern struct rt_state rt __attribute__((visibility("hidden")));
+
+/* Edges the hit counters cover (their array is reserved once, touched on demand). */
+#define RT_MAX_COUNTED_EDGES (1u << 22)
+
+/* Locks with every signal blocked: a handler on this thread must not wait for us. */
+void rt_lock(sigset_t *saved);
+void rt_unlock(const sigset_t *saved);
+
+_Noreturn void rt_fatal(const char *what, int err);
+
+/*
+ * Re-encoding, with the world stopped and rt.lock held, in two steps.
+ * rt_plan_code builds the code of every instrumented site for rt.dict (set
+ * to the new epoch's dictionary by the caller) without touching what runs;
+ * it fails cleanly.  rt_apply_code then points the sites at it and turns the
+ * old code's return points into jumps to the new ones (live frames return
+ * through them), calling moved(old entry, new entry) for every entry a
+ * parked thread may sit on.
+ */
+struct rt_code_plan;
+int rt_plan_code(struct rt_code_plan **plan);
+int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
+		  void *ctx);
+void rt_plan_free(struct rt_code_plan *plan);
+
+/*
+ * The function whose context a thread's state describes when it is at pc
+ * (outside runtime code): a decoded function of the program, the boundary
+ * function the program called when pc is elsewhere, or the function of the
+ * site whose trampoline or dispatch code starts at pc.  DACCE_NONE when
+ * unknown (pc inside generated code, a callback nobody decoded).
+ */
+uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc);
+
+/*
+ * The standalone policy (epoch.c): re-encodes as edges are found and get
+ * hot.  Settings come from DACCE_EPOCH* variables (docs/runtime.md).
+ */
+int dacce_epoch_start(void);
+void dacce_epoch_after_fork(void);
+/* A new edge was found (wakes the policy in stress mode). */
+void dacce_epoch_new_edge(void);
+/* One line for the exit summary. */
+void dacce_epoch_summary(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#include "threads.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+static __thread struct dacce_thread self __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dacce_thread *first;
+
+struct dacce_thread *dacce_thread_self(void)
+{
+	return &self;
+}
+
+void dacce_threads_lock(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+void dacce_threads_unlock(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+struct dacce_thread *dacce_threads_first(void)
+{
+	return first;
+}
+
+void dacce_thread_register(void)
+{
+	if (self.registered)
+		return;
+	dacce_threads_lock();
+	self.tid = gettid();
+	self.tls = dacce_tls_self();
+	atomic_store(&self.gone, false);
+	self.prev = NULL;
+	self.next = first;
+	if (first)
+		first->prev = &self;
+	first = &self;
+	self.registered = true;
+	dacce_threads_unlock();
+}
+
+void dacce_thread_unregister(void)
+{
+	if (!self.registered)
+		return;
+	/* Seen before the lock: a stopper holding it skips us instead of waiting for us. */
+	atomic_store(&self.gone, true);
+	dacce_threads_lock();
+	if (self.prev)
+		self.prev->next = self.next;
+	else
+		first = self.next;
+	if (self.next)
+		self.next->prev = self.prev;
+	self.registered = false;
+	dacce_threads_unlock();
+}
+
+void dacce_threads_after_fork(void)
+{
+	/* The other threads do not exist here; the lock may have been taken by one of them. */
+	pthread_mutex_init(&registry_lock, NULL);
+	first = NULL;
+	if (self.registered) {
+		self.registered = false;
+		dacce_thread_register();
+	}
+}

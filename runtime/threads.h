@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The threads that run instrumented code, so that a re-encoding can stop
+ * them all and translate each one's context.  A thread registers before its
+ * context is first set (so no state escapes a re-encoding) and leaves when
+ * it ends.  Each entry lives in the thread's own static TLS.
+ */
+#ifndef DACCE_RT_THREADS_H
+#define DACCE_RT_THREADS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tls.h"
+
+struct dacce_thread {
+	struct dacce_thread *next, *prev;
+	pid_t tid;
+	struct dacce_tls *tls;
+	bool registered;
+	atomic_bool gone;	/* ending: skip it, it runs no more instrumented code */
+	/*
+	 * Runtime code is running on the thread (slow paths, start-up, signal
+	 * wrappers): its context may be half updated or not match its pc, so a
+	 * stop must wait until it is out.  Only the thread itself changes it.
+	 */
+	volatile int in_runtime;
+	/* The stop protocol's fields (stop.c). */
+	atomic_int answer;	/* enum dacce_stop_answer */
+	atomic_uint answered_round;
+	uintptr_t pc;		/* where the stop found it */
+	uintptr_t resume_pc;	/* where it goes on (0: where it was) */
+};
+
+/* This thread's entry (registered or not). */
+struct dacce_thread *dacce_thread_self(void);
+
+/* Adds this thread.  Takes the registry lock: never call it with the world stopped. */
+void dacce_thread_register(void);
+
+/* Marks this thread gone, then removes it (waits for a stop in progress to end). */
+void dacce_thread_unregister(void);
+
+/* The registry lock: held by whoever stops the world, for as long as it is stopped. */
+void dacce_threads_lock(void);
+void dacce_threads_unlock(void);
+
+/* The first registered thread (lock held); follow ->next. */
+struct dacce_thread *dacce_threads_first(void);
+
+/* In a fork child: the registry holds only the calling thread. */
+void dacce_threads_after_fork(void);
+
+/* Runtime code entered / left on this thread (see in_runtime). */
+static inline void dacce_runtime_enter(void)
+{
+	dacce_thread_self()->in_runtime++;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void dacce_runtime_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	dacce_thread_self()->in_runtime--;
+}
+
+#endif
