@@ -86,10 +86,15 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
-$(BUILD)/pic/%.o: %.c
+# Runtime objects allocate from the runtime's own heap (runtime/private_alloc.h), except
+# those that exchange malloc'd memory with other libraries (libdw, realpath).
+GLIBC_HEAP_SRCS := runtime/cfa.c runtime/funcs.c runtime/modules.c runtime/traits.c \
+	runtime/private_alloc.c
+$(BUILD)/pic/%.o: %.c Makefile
 	$(call msg,CC-PIC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC \
+		$(if $(filter $(GLIBC_HEAP_SRCS),$<),,-include runtime/private_alloc.h) -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
 	$(call msg,AR,$@)

@@ -2,6 +2,7 @@
 #include "codecache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,38 +48,63 @@ struct mapping {
 	uintptr_t start, end;
 };
 
-/* The process's mappings, sorted (as /proc/self/maps lists them). */
+/*
+ * The process's mappings, sorted (as /proc/self/maps lists them).  Read
+ * without stdio: this may run with the program's threads stopped, one of
+ * them perhaps holding a stdio lock.
+ */
 static int read_mappings(struct mapping **out, size_t *n_out)
 {
-	FILE *maps = fopen("/proc/self/maps", "re");
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	struct mapping *list = NULL, *grown;
-	size_t n = 0, cap = 0;
-	unsigned long start, end;
-	char line[512];
+	size_t n = 0, cap = 0, have = 0;
+	char buf[4096];
 	int err = 0;
 
-	if (!maps)
+	if (fd < 0)
 		return -errno;
-	while (fgets(line, sizeof(line), maps)) {
-		if (sscanf(line, "%lx-%lx", &start, &end) != 2)
+	for (;;) {
+		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *end;
+
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(list, cap * sizeof(*list));
-			if (!grown) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			list = grown;
+		if (got < 0) {
+			err = -errno;
+			goto cleanup;
 		}
-		list[n++] = (struct mapping){ .start = start, .end = end };
+		have += (size_t)got;
+		buf[have] = '\0';
+		while ((end = strchr(line, '\n'))) {
+			unsigned long start, stop;
+
+			*end = '\0';
+			if (sscanf(line, "%lx-%lx", &start, &stop) == 2) {
+				if (n == cap) {
+					cap = cap ? cap * 2 : 64;
+					grown = realloc(list, cap * sizeof(*list));
+					if (!grown) {
+						err = -ENOMEM;
+						goto cleanup;
+					}
+					list = grown;
+				}
+				list[n++] = (struct mapping){ .start = start, .end = stop };
+			}
+			line = end + 1;
+		}
+		/* Keep the unfinished line for the next read. */
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (got == 0)
+			break;
 	}
 	*out = list;
 	*n_out = n;
 	list = NULL;
 cleanup:
 	free(list);
-	fclose(maps);
+	close(fd);
 	return err;
 }
 
@@ -266,7 +292,7 @@ cleanup:
 	return err;
 }
 
-int dacce_codecache_after_fork(struct dacce_codecache *cache)
+int dacce_codecache_unshare(struct dacce_codecache *cache)
 {
 	for (size_t i = 0; i < cache->n; i++) {
 		int err = copy_region(&cache->regions[i]);

@@ -37,11 +37,11 @@ int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uint
 			  size_t len, size_t align, uintptr_t *exec, uint8_t **write);
 
 /*
- * In a fork child: give the process its own copy of every region.  The
- * regions are shared mappings of memfds, so without this parent and child
- * would write trampolines over each other.  Same addresses, same bytes.
+ * Moves the process to a fresh copy of every region (same addresses, same
+ * bytes).  The regions are shared mappings of memfds, which fork shares too:
+ * parent and child both call this after a fork, before writing any code.
  */
-int dacce_codecache_after_fork(struct dacce_codecache *cache);
+int dacce_codecache_unshare(struct dacce_codecache *cache);
 
 /* The writable view of an executable address in the cache, or NULL. */
 uint8_t *dacce_codecache_writable(const struct dacce_codecache *cache, uintptr_t exec);

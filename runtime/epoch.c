@@ -290,22 +290,20 @@ static int retire(struct dacce_dict *dict)
 	return 0;
 }
 
-/* With the world stopped and rt.lock held. */
-static int reencode_stopped(void)
+/*
+ * With the world stopped and rt.lock held: installs next (encoded before the
+ * stop; edges found since are later edges to it).  On success next belongs
+ * to the runtime.  Nothing here may take a lock a program thread could hold:
+ * memory comes from the runtime's own heap (private_alloc.h).
+ */
+static int reencode_stopped(struct dacce_dict *next)
 {
 	struct stopped all = { 0 };
-	struct dacce_encode_opts opts;
-	struct dacce_dict *next = NULL, *prev = rt.dict;
+	struct dacce_dict *prev = rt.dict;
 	struct rt_code_plan *plan = NULL;
 	int err;
 
 	err = collect(&all);
-	if (err)
-		goto cleanup;
-	take_frequencies();
-	dacce_encode_opts_default(&opts);
-	opts.epoch = prev->epoch + 1;
-	err = dacce_encode(rt.graph, &opts, &next);
 	for (size_t i = 0; i < all.n && !err; i++) {
 		struct dacce_decode_error why = { 0 };
 
@@ -313,9 +311,9 @@ static int reencode_stopped(void)
 				      &why);
 		if (err)
 			dacce_rt_log(false, "epoch %llu put off: thread %d at %#lx: %s",
-				     (unsigned long long)opts.epoch, (int)all.threads[i].thread->tid,
+				     (unsigned long long)next->epoch, (int)all.threads[i].thread->tid,
 				     (unsigned long)all.threads[i].thread->pc,
-				     why.message ? why.message : strerror(-err));
+				     why.message ? why.message : "no context");
 	}
 	if (!err)
 		err = retire(prev); /* the one step that can fail after this is fatal */
@@ -340,10 +338,8 @@ static int reencode_stopped(void)
 		all.threads[i].thread->tls->reset_id = next->max_id + 1;
 	}
 	dacce_patch_sync_cores();
-	next = NULL;
 cleanup:
 	rt_plan_free(plan);
-	dacce_dict_free(next);
 	for (size_t i = 0; i < all.n; i++)
 		parked_fini(&all.threads[i]);
 	free(all.threads);
@@ -377,14 +373,36 @@ static bool epoch_due(void)
 	return ep.stress || pushes >= ep.hot_pushes || count >= ep.new_edges;
 }
 
+/* The next epoch's dictionary, from the graph and frequencies as they are now. */
+static int encode_next(struct dacce_dict **next)
+{
+	struct dacce_encode_opts opts;
+	sigset_t saved;
+	int err;
+
+	rt_lock(&saved);
+	take_frequencies();
+	dacce_encode_opts_default(&opts);
+	opts.epoch = rt.dict->epoch + 1;
+	err = dacce_encode(rt.graph, &opts, next);
+	rt_unlock(&saved);
+	return err;
+}
+
 /* One re-encoding: 0 when installed, -EAGAIN or -ENOLINK when not now. */
 static int reencode(void)
 {
+	struct dacce_dict *next = NULL;
 	long start = now_ns(), pause;
 	uint64_t epoch = 0;
 	sigset_t saved;
-	int err = -EAGAIN;
+	int err;
 
+	/* Encoding sorts with qsort, which may call malloc: before the stop, not during. */
+	err = encode_next(&next);
+	if (err)
+		return err;
+	err = -EAGAIN;
 	dacce_threads_lock();
 	for (int attempt = 0; attempt < TRANSIENT_RETRIES && err == -EAGAIN; attempt++) {
 		start = now_ns();
@@ -392,7 +410,7 @@ static int reencode(void)
 		if (err)
 			break;
 		rt_lock(&saved);
-		err = reencode_stopped();
+		err = reencode_stopped(next);
 		epoch = rt.dict->epoch;
 		rt_unlock(&saved);
 		dacce_resume_world();
@@ -404,8 +422,10 @@ static int reencode(void)
 	}
 	dacce_threads_unlock();
 	pause = now_ns() - start;
-	if (err)
+	if (err) {
+		dacce_dict_free(next);
 		return err;
+	}
 	ep.epochs++;
 	ep.pause_total_ns += pause;
 	if (pause > ep.pause_max_ns)

@@ -1124,10 +1124,24 @@ static void before_fork(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_saved_mask);
 	pthread_mutex_lock(&rt.lock);
+	dacce_alloc_before_fork();
 }
 
+/*
+ * Both sides move to copies of the code regions (shared memfd mappings)
+ * before either can write to them again: whatever one writes later (new
+ * trampolines, a re-encoding's forwarded return points) must not change the
+ * other's code.
+ */
 static void in_parent_after_fork(void)
 {
+	int err;
+
+	dacce_alloc_after_fork();
+	err = dacce_codecache_unshare(&rt.cache);
+
+	if (err)
+		rt_fatal("keeping the code cache apart from a fork child's", err);
 	pthread_mutex_unlock(&rt.lock);
 	dacce_threads_unlock();
 	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
@@ -1136,7 +1150,10 @@ static void in_parent_after_fork(void)
 
 static void in_child_after_fork(void)
 {
-	int err = dacce_codecache_after_fork(&rt.cache);
+	int err;
+
+	dacce_alloc_after_fork();
+	err = dacce_codecache_unshare(&rt.cache);
 
 	if (err)
 		rt_fatal("giving the fork child its own code cache", err);

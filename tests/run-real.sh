@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Real programs from Debian packages must behave identically under libdacce.so: same output,
-# same exit status.  Usage: run-real.sh BUILD_DIR LIBDACCE
+# same exit status, with the standalone policy and with a re-encoding every millisecond
+# (DACCE_EPOCH_STRESS: epochs installed while the programs' frames are live).
+# Usage: run-real.sh BUILD_DIR LIBDACCE
 set -u
 build=$1
 lib=$2
@@ -41,17 +43,24 @@ for job in "${jobs[@]}"; do
 	fi
 	native=$(bash -c "$cmd" 2>&1)
 	native_status=$?
-	# The runtime's one-line notices are not the program's output.
-	LD_PRELOAD=$lib bash -c "$cmd" >dacce.out 2>&1
-	dacce_status=$?
-	dacce=$(grep -v '^dacce: not instrumenting' dacce.out)
-	if [ "$native" = "$dacce" ] && [ $native_status -eq $dacce_status ]; then
-		passed=$((passed + 1))
-	else
-		echo "FAIL $name: status $dacce_status (native $native_status)"
-		printf '  native: %s\n  dacce:  %s\n' "$native" "$dacce" | head -n 8
-		failed=$((failed + 1))
-	fi
+	for mode in default epochs; do
+		if [ $mode = epochs ]; then
+			stress="DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1"
+		else
+			stress=
+		fi
+		env $stress LD_PRELOAD="$lib" bash -c "$cmd" >dacce.out 2>&1
+		dacce_status=$?
+		# The runtime's one-line notices are not the program's output.
+		dacce=$(grep -v '^dacce: not instrumenting' dacce.out)
+		if [ "$native" = "$dacce" ] && [ $native_status -eq $dacce_status ]; then
+			passed=$((passed + 1))
+		else
+			echo "FAIL $name ($mode): status $dacce_status (native $native_status)"
+			printf '  native: %s\n  dacce:  %s\n' "$native" "$dacce" | head -n 8
+			failed=$((failed + 1))
+		fi
+	done
 done
 echo "real: $passed passed, $failed failed"
 [ $failed -eq 0 ]
