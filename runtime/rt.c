@@ -474,6 +474,50 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 	return err ? err : dacce_hashmap_put(&rt.entry_site, *entry, site_index);
 }
 
+/* A jcc rel32 (0f 8x rel32): it can jump to a trampoline itself, the condition evaluated natively. */
+static bool is_jcc_rel32(const struct rt_site *site)
+{
+	return site->scan.len == 6 && site->original[0] == 0x0f &&
+	       (site->original[1] & 0xf0) == 0x80 && dacce_site_kind_is_tail(site->scan.kind);
+}
+
+/* The rel32 of a jcc at site that reaches dest. */
+static int jcc_rel32(const struct rt_site *site, uintptr_t dest, uint8_t out[4])
+{
+	uintptr_t end = site->scan.addr + 6;
+	int32_t rel;
+
+	if (!x86_rel32_reaches(end, dest))
+		return -ERANGE;
+	rel = (int32_t)(dest - end);
+	memcpy(out, &rel, sizeof(rel));
+	return 0;
+}
+
+/*
+ * A trapped conditional tail jump stops trapping once its target has a
+ * trampoline: the jcc is pointed at it.  Its int3 is already there, so the
+ * kernel's protocol is what is left of it: the new rel32 behind the int3,
+ * then the opcode byte back.  A thread meeting the int3 meanwhile is
+ * emulated with the original bytes, which go to the same trampoline.
+ */
+static int promote_jcc(struct rt_site *site, uintptr_t tramp)
+{
+	uint8_t rel[4];
+	int err = jcc_rel32(site, tramp, rel);
+
+	if (!err)
+		err = dacce_patch_write_quiet(site->scan.addr + 2, rel, sizeof(rel));
+	if (err)
+		return err;
+	dacce_patch_sync_cores();
+	err = dacce_patch_write_quiet(site->scan.addr, site->original, 1);
+	dacce_patch_sync_cores();
+	if (!err)
+		site->promoted = true;
+	return err;
+}
+
 /* First call of a patched site (from the slow entry). */
 static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 {
@@ -586,6 +630,16 @@ static int on_trap(void *uc_void, uintptr_t at)
 	err = dacce_emulate_branch(site->original, site->scan.len, at, &uc->uc_mcontext, &br);
 	if (err)
 		rt_fatal("emulating a trapped site", err);
+	/* Most of these are seldom taken: pointed at their trampoline on the first trap, taken or not. */
+	if (is_jcc_rel32(site) && !site->promoted && site->scan.target &&
+	    !jump_stays_in_function(site->scan.target, &fragment)) {
+		err = trampoline_for_target(index, site->scan.target, &next);
+		site = &rt.sites[index]; /* decoding the target may have moved the array */
+		if (!err)
+			err = promote_jcc(site, next);
+		if (err)
+			rt_fatal("pointing a conditional tail jump at its trampoline", err);
+	}
 	if (!br.taken)
 		next = at + br.len;
 	else if (!br.is_call && ((br.target >= site->fn_start && br.target < site->fn_end) ||
@@ -787,11 +841,17 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 		} else {
 			struct branch_tramp *t = &site->by_target[p->slot];
 
+			uint8_t rel[4];
+
 			err = forward_return(t->after, p->after);
 			moved(t->tramp, p->entry, ctx);
 			t->tramp = p->entry;
 			t->after = p->after;
 			t->op = p->op;
+			if (!err && site->promoted)
+				err = jcc_rel32(site, p->entry, rel);
+			if (!err && site->promoted)
+				err = dacce_patch_mem_write(mem, site->scan.addr + 2, rel, sizeof(rel));
 		}
 	}
 	if (mem >= 0)

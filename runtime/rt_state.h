@@ -39,6 +39,7 @@ struct rt_site {
 	uintptr_t fn_start, fn_end;
 	bool trapped;
 	bool dispatched;  /* an indirect call of 5+ bytes: through dispatch code, trap on a miss */
+	bool promoted;	  /* a 6-byte conditional tail jump, now a jcc to its trampoline */
 	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
 	uint8_t reload_len;
 	uintptr_t tramp;	  /* patched site: its trampoline once called */
