@@ -256,6 +256,109 @@ int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uint
 		       : -ENOSPC;
 }
 
+/* ------------------------------------------------------------ window pages */
+
+static bool granules_free(const struct dacce_code_region *r, size_t g0, size_t g1, bool take)
+{
+	for (size_t g = g0; g <= g1; g++) {
+		bool used = r->granules[g / 64] & (1ull << (g % 64));
+
+		if (!take && used)
+			return false;
+		if (take)
+			((struct dacce_code_region *)r)->granules[g / 64] |= 1ull << (g % 64);
+	}
+	return true;
+}
+
+/* A start in [lo, hi) whose len bytes are free in window page r. */
+static bool window_carve(struct dacce_code_region *r, uintptr_t lo, uintptr_t hi, size_t len,
+			 uintptr_t *exec, uint8_t **write)
+{
+	uintptr_t first = lo > r->exec ? lo : r->exec;
+	uintptr_t last = r->exec + r->size - len; /* the highest start that fits */
+
+	if (hi == 0 || hi - 1 < last)
+		last = hi - 1;
+	for (uintptr_t at = first; at <= last && at >= first;) {
+		size_t g0 = (at - r->exec) / 16, g1 = (at + len - 1 - r->exec) / 16;
+
+		if (granules_free(r, g0, g1, false)) {
+			granules_free(r, g0, g1, true);
+			*exec = at;
+			*write = r->write + (at - r->exec);
+			return true;
+		}
+		at = r->exec + (g0 + 1) * 16; /* the next piece */
+	}
+	return false;
+}
+
+/* A free page some start in [lo, hi) of which leaves len bytes, or 0. */
+static uintptr_t find_window_page(uintptr_t lo, uintptr_t hi, size_t len)
+{
+	struct mapping *maps = NULL;
+	size_t n = 0;
+	uintptr_t found = 0;
+
+	if (read_mappings(&maps, &n))
+		return 0;
+	for (size_t i = 0; i <= n && !found; i++) {
+		uintptr_t gap_lo = i == 0 ? LOWEST_ADDRESS : maps[i - 1].end;
+		uintptr_t gap_hi = i == n ? HIGHEST_ADDRESS : maps[i].start;
+		/* The page holding lo, or the gap's first page: whichever comes later. */
+		uintptr_t page = lo & ~(uintptr_t)(DACCE_WINDOW_PAGE - 1);
+
+		if (page < gap_lo)
+			page = (gap_lo + DACCE_WINDOW_PAGE - 1) & ~(uintptr_t)(DACCE_WINDOW_PAGE - 1);
+		if (page + DACCE_WINDOW_PAGE > gap_hi || page >= hi)
+			continue;
+		/* Some start in the window, inside this page. */
+		if ((lo > page ? lo : page) <= page + DACCE_WINDOW_PAGE - len)
+			found = page;
+	}
+	free(maps);
+	return found;
+}
+
+int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, uintptr_t hi,
+				 size_t len, uintptr_t *exec, uint8_t **write)
+{
+	struct dacce_code_region region;
+	int err = -ENOSPC;
+
+	if (!cache || !exec || !write || len == 0 || len > 64 || hi <= lo)
+		return -EINVAL;
+	for (size_t i = 0; i < cache->n; i++)
+		if (cache->regions[i].window_page &&
+		    window_carve(&cache->regions[i], lo, hi, len, exec, write))
+			return 0;
+	if (cache->n == cache->cap) {
+		size_t cap = cache->cap ? cache->cap * 2 : 8;
+		struct dacce_code_region *grown = realloc(cache->regions, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		cache->regions = grown;
+		cache->cap = cap;
+	}
+	for (int attempt = 0; attempt < 8; attempt++) {
+		uintptr_t at = find_window_page(lo, hi, len);
+
+		if (!at)
+			return -ENOSPC;
+		err = map_region(at, DACCE_WINDOW_PAGE, &region);
+		if (err != -EEXIST)
+			break;
+	}
+	if (err)
+		return err;
+	region.window_page = true;
+	region.used = region.size; /* never carved by dacce_codecache_alloc */
+	cache->regions[cache->n++] = region;
+	return window_carve(&cache->regions[cache->n - 1], lo, hi, len, exec, write) ? 0 : -ENOSPC;
+}
+
 /* Replaces one region's memfd by a private copy, at the same addresses. */
 static int copy_region(struct dacce_code_region *r)
 {

@@ -8,15 +8,19 @@
 #ifndef DACCE_RT_CODECACHE_H
 #define DACCE_RT_CODECACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define DACCE_CODE_REGION_SIZE (1u << 20)
+#define DACCE_WINDOW_PAGE 4096
 
 struct dacce_code_region {
 	uintptr_t exec;	  /* where the code runs */
 	uint8_t *write;	  /* the same bytes, writable */
 	size_t size, used;
+	bool window_page; /* a page for dacce_codecache_alloc_window, not carved */
+	uint64_t granules[DACCE_WINDOW_PAGE / 16 / 64]; /* window page: 16-byte pieces in use */
 };
 
 struct dacce_codecache {
@@ -35,6 +39,15 @@ void dacce_codecache_fini(struct dacce_codecache *cache);
  */
 int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_t near_hi,
 			  size_t len, size_t align, uintptr_t *exec, uint8_t **write);
+
+/*
+ * Reserves len bytes (at most 64) starting exactly somewhere in [lo, hi), at
+ * any alignment: the landing of a jump whose rel32 must contain a given byte
+ * (runtime/rt.c, borrowed sites).  Comes from small pages of its own.
+ * Returns 0, -ENOSPC when nothing in the window is free, or -errno.
+ */
+int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, uintptr_t hi,
+				 size_t len, uintptr_t *exec, uint8_t **write);
 
 /*
  * Moves the process to a fresh copy of every region (same addresses, same

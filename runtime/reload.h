@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An indirect call's target, loaded instead of called: `call *mem` (FF /2)
- * rewritten as `mov mem, %r11`, same addressing bytes.  Dispatch code uses it
- * to compare the target of a call site of 5 bytes or more against the
- * targets it knows, without a trap.
+ * An indirect call's target, loaded instead of called: `call *mem` or
+ * `call *%reg` (FF /2) rewritten as `mov mem, %r11` or `mov %reg, %r11`,
+ * same addressing bytes.  Dispatch code uses it to compare a call site's
+ * target against the targets it knows, without a trap.
  */
 #ifndef DACCE_RT_RELOAD_H
 #define DACCE_RT_RELOAD_H
@@ -15,8 +15,7 @@
 
 /*
  * Writes the load into out (room for DACCE_RELOAD_MAX bytes) and its length.
- * Returns 0, or -ENOTSUP for forms it does not rewrite: register operands,
- * RIP-relative memory (its displacement would have to move), segment
+ * Returns 0, or -ENOTSUP for forms it does not rewrite: RIP-relative memory (its displacement would have to move), segment
  * overrides, anything that is not FF /2.
  */
 int dacce_reload_from_call(const uint8_t *insn, size_t len, uint8_t *out, size_t *out_len);

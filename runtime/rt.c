@@ -237,6 +237,27 @@ static int redirect_site(uintptr_t addr, uintptr_t dest)
 	return err ? err : dacce_patch_apply(&patch);
 }
 
+/* The instruction a borrowed site took its bytes from, moved into b (a RIP-relative operand adjusted). */
+static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
+{
+	uintptr_t at = b->addr + b->len;
+	uint8_t bytes[16];
+	int32_t disp;
+	int64_t moved;
+
+	memcpy(bytes, site->prev_bytes, site->scan.prev_len);
+	if (site->scan.prev_rip_disp >= 0) {
+		memcpy(&disp, bytes + site->scan.prev_rip_disp, sizeof(disp));
+		moved = (int64_t)disp + (int64_t)(site->scan.prev - at);
+		if (moved < INT32_MIN || moved > INT32_MAX)
+			return -ERANGE;
+		disp = (int32_t)moved;
+		memcpy(bytes + site->scan.prev_rip_disp, &disp, sizeof(disp));
+	}
+	x86_bytes(b, bytes, site->scan.prev_len);
+	return 0;
+}
+
 /*
  * Dispatch code for an indirect call site of 5 bytes or more, which jumps
  * here: load the target into %r11 (kept in the red zone), compare it with the
@@ -263,6 +284,11 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 	for (uint32_t i = 0; i < n; i++)
 		literal[i] = x86_literal64(&b, targets[i].target);
 	*entry = b.addr + b.len;
+	if (site->borrowed) {
+		err = emit_borrowed(&b, site);
+		if (err)
+			return err;
+	}
 	x86_spill_r11(&b, DISPATCH_R11_SLOT);
 	x86_bytes(&b, site->reload, site->reload_len);
 	for (uint32_t i = 0; i < n; i++) {
@@ -284,6 +310,128 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
 }
 
+/*
+ * A short indirect call (`call *%rax`, `call *0x10(%rax)`) borrows the bytes
+ * of the instruction before it, P, for a `jmp rel32` to a landing.  When P is
+ * under 5 bytes the jump runs into the site, whose first byte must stay an
+ * int3 (a jump from elsewhere straight to the site, or a thread interrupted
+ * between P and the site, still traps): so the rel32 byte that falls on it
+ * must be 0xcc, which fixes part of the landing's address (the punning of
+ * E9Patch).  The bytes after the site, the callee's return address, are
+ * never touched.
+ */
+static bool can_borrow(const struct dacce_scan_site *s)
+{
+	return s->kind == DACCE_SITE_INDIRECT && s->len < 5 && s->prev &&
+	       s->prev + s->prev_len == s->addr && s->prev_len + s->len >= 5 &&
+	       s->prev_len <= 15;
+}
+
+#define LANDING_LEN 24 /* jmp *slot(%rip), then the 8-byte slot, aligned */
+#define LANDING_TRIES 32
+
+/*
+ * The window of landing addresses for try k of a jump whose next instruction
+ * is at next: rel32 = landing - next must have byte prev_len - 1 equal to
+ * 0xcc.  Such windows repeat every 256^prev_len bytes; tries go outward
+ * from the program's code, alternately above and below it.
+ */
+static bool landing_window(uintptr_t next, unsigned prev_len, int k, uintptr_t *lo, uintptr_t *hi)
+{
+	unsigned shift = 8 * (prev_len - 1);
+	int64_t width = (int64_t)1 << shift, step = width << 8;
+	int64_t base = (int64_t)0xcc << shift, rel, j;
+	int64_t above = (int64_t)rt.exe->end - (int64_t)next - base;
+	int64_t below = (int64_t)rt.exe->start - width - (int64_t)next - base;
+
+	if (prev_len == 4) {
+		/* The top byte: one window, 816 to 832 MiB below. */
+		if (k > 0)
+			return false;
+		rel = (int64_t)(int32_t)0xcc000000u;
+	} else {
+		/* The first window clear of the program above it, and below it. */
+		j = k % 2 ? (below >= 0 ? below / step : -((-below + step - 1) / step)) - k / 2
+			  : (above <= 0 ? -(-above / step) : (above + step - 1) / step) + k / 2;
+		rel = base + j * step;
+	}
+	if (rel < INT32_MIN || rel + width - 1 > INT32_MAX)
+		return false;
+	if ((int64_t)next + rel < (1 << 16) || (int64_t)next + rel + width > ((int64_t)1 << 47))
+		return false;
+	*lo = next + (uintptr_t)rel;
+	*hi = *lo + (uintptr_t)width;
+	return true;
+}
+
+static int make_landing(struct rt_site *site, uint32_t index)
+{
+	uintptr_t from = site->scan.prev, lo, hi, slot;
+	struct x86_buf b;
+	uint8_t *write;
+	int err = -ENOSPC;
+
+	if (site->scan.prev_len >= 5) {
+		/* The jump stays inside P: any landing in reach. */
+		err = dacce_codecache_alloc(&rt.cache, from, from + 16, LANDING_LEN, 8,
+					    &site->landing, &write);
+	}
+	for (int k = 0; k < LANDING_TRIES && err && site->scan.prev_len < 5; k++) {
+		if (!landing_window(from + 5, site->scan.prev_len, k, &lo, &hi))
+			continue;
+		if (hi > rt.exe->start && lo < rt.exe->end)
+			continue;
+		err = dacce_codecache_alloc_window(&rt.cache, lo, hi, LANDING_LEN, &site->landing,
+						   &write);
+	}
+	if (err)
+		return err;
+	slot = (site->landing + 6 + 7) & ~(uintptr_t)7;
+	x86_init(&b, write, LANDING_LEN, site->landing);
+	x86_jmp_rip_slot(&b, slot);
+	site->landing_slot = slot;
+	return b.overflow ? -ENOSPC : dacce_hashmap_put(&rt.entry_site, site->landing, index);
+}
+
+/* Points a borrowed site's landing at its dispatch code (an aligned 8-byte store: atomic). */
+static void set_landing(const struct rt_site *site, uintptr_t dispatch)
+{
+	uint64_t *slot = (uint64_t *)dacce_codecache_writable(&rt.cache, site->landing_slot);
+
+	dacce_patch_sync_cores(); /* the new code is seen whole before any thread can reach it */
+	__atomic_store_n(slot, (uint64_t)dispatch, __ATOMIC_RELEASE);
+}
+
+/* P becomes `jmp landing`; the site keeps its int3 (the rel32 byte over it is 0xcc). */
+static int borrow(uint32_t index)
+{
+	struct rt_site *site = &rt.sites[index];
+	uint8_t jmp[5];
+	uintptr_t entry;
+	struct dacce_patch patch;
+	int err;
+
+	memcpy(site->prev_bytes, (const void *)site->scan.prev, site->scan.prev_len);
+	site->borrowed = true;
+	err = make_landing(site, index);
+	if (!err)
+		err = build_dispatch(index, NULL, 0, &entry);
+	if (!err)
+		err = dacce_tramp_jmp_bytes(site->scan.prev, site->landing, jmp);
+	if (err)
+		return err;
+	site = &rt.sites[index];
+	if (site->scan.prev_len < 5 && jmp[site->scan.prev_len] != 0xcc)
+		return -EILSEQ; /* landing_window is wrong: never patch then */
+	site->dispatch = entry;
+	set_landing(site, entry);
+	patch = (struct dacce_patch){
+		.addr = site->scan.prev, .bytes = jmp, .len = 5,
+		.effect = DACCE_PATCH_JUMP, .target = site->landing,
+	};
+	return dacce_patch_apply(&patch);
+}
+
 static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn, uint32_t caller)
 {
 	struct rt_site *site;
@@ -303,11 +451,29 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	site->fn_start = fn->start;
 	site->fn_end = fn->end;
 	site->trapped = !site_is_patchable(s, site->original);
-	if (site->trapped && s->kind == DACCE_SITE_INDIRECT && s->len >= 5) {
+	if (site->trapped && s->kind == DACCE_SITE_INDIRECT && (s->len >= 5 || can_borrow(s))) {
 		size_t n;
 
 		site->dispatched = dacce_reload_from_call(site->original, s->len, site->reload, &n) == 0;
 		site->reload_len = (uint8_t)n;
+	}
+	if (site->dispatched && s->len < 5) {
+		/* The int3 first: the jump written over P runs into it. */
+		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
+		if (!err)
+			err = dacce_patch_int3(s->addr);
+		if (!err)
+			err = borrow(index);
+		if (err == -ENOSPC || err == -ERANGE) {
+			/* No landing in reach: the site just traps. */
+			rt.sites[index].dispatched = rt.sites[index].borrowed = false;
+			err = 0;
+		}
+		if (rt.sites[index].dispatched)
+			rt.n_patched++;
+		else
+			rt.n_trapped++;
+		return err;
 	}
 	if (site->trapped && !site->dispatched)
 		rt.n_trapped++;
@@ -598,7 +764,9 @@ static int redispatch(uint32_t index)
 	struct rt_site *site = &rt.sites[index];
 	int err = build_dispatch(index, site->by_target, site->n_by_target, &entry);
 
-	if (!err)
+	if (!err && site->borrowed)
+		set_landing(site, entry);
+	else if (!err)
 		err = redirect_site(site->scan.addr, entry);
 	if (!err)
 		site->dispatch = entry;
@@ -837,7 +1005,10 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 		} else if (p->slot == PLAN_DISPATCH) {
 			moved(site->dispatch, p->entry, ctx);
 			site->dispatch = p->entry;
-			err = point_site(mem, site, p->entry);
+			if (site->borrowed)
+				set_landing(site, p->entry);
+			else
+				err = point_site(mem, site, p->entry);
 		} else {
 			struct branch_tramp *t = &site->by_target[p->slot];
 

@@ -40,6 +40,14 @@ struct rt_site {
 	bool trapped;
 	bool dispatched;  /* an indirect call of 5+ bytes: through dispatch code, trap on a miss */
 	bool promoted;	  /* a 6-byte conditional tail jump, now a jcc to its trampoline */
+	/*
+	 * A short indirect call whose previous instruction gave its bytes to a
+	 * jump to the landing (`jmp *slot`), the slot holding the dispatch code,
+	 * which runs that instruction first.  The site itself keeps its int3.
+	 */
+	bool borrowed;
+	uint8_t prev_bytes[16];
+	uintptr_t landing, landing_slot;
 	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
 	uint8_t reload_len;
 	uintptr_t tramp;	  /* patched site: its trampoline once called */

@@ -16,6 +16,9 @@ struct scan_state {
 	bool past_terminator;	      /* an unconditional transfer was seen: what follows may be data */
 	uintptr_t after_terminator;   /* address just past the most recent one */
 	uintptr_t furthest_internal;  /* highest direct branch target inside [start, end), or 0 */
+	uintptr_t prev;		      /* the previous instruction, if it can be borrowed (else 0) */
+	uint8_t prev_len;
+	int8_t prev_rip_disp;
 };
 
 static bool in_range(uintptr_t a, uintptr_t start, uintptr_t end)
@@ -155,7 +158,10 @@ static int report_transfer(struct scan_state *s, const ZydisDecoderContext *ctx,
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	bool is_call = insn->mnemonic == ZYDIS_MNEMONIC_CALL;
 	bool is_jcc = insn->meta.category == ZYDIS_CATEGORY_COND_BR;
-	struct dacce_scan_site site = { .addr = pc, .len = insn->length };
+	struct dacce_scan_site site = {
+		.addr = pc, .len = insn->length,
+		.prev = s->prev, .prev_len = s->prev_len, .prev_rip_disp = s->prev_rip_disp,
+	};
 
 	if (!is_transfer(insn))
 		return 0;
@@ -183,6 +189,50 @@ static int report_transfer(struct scan_state *s, const ZydisDecoderContext *ctx,
 		return -EILSEQ;
 	}
 	return append_site(out, &site);
+}
+
+/*
+ * Whether code elsewhere can run insn in its place: nothing that transfers
+ * control, traps, needs its own address (other than a RIP-relative
+ * displacement, which can be moved), or marks an indirect-branch target.
+ */
+static bool can_borrow(const ZydisDecodedInstruction *insn, int8_t *rip_disp)
+{
+	*rip_disp = -1;
+	switch (insn->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_SYSTEM:
+		return false;
+	default:
+		break;
+	}
+	switch (insn->mnemonic) {
+	case ZYDIS_MNEMONIC_ENDBR64:
+	case ZYDIS_MNEMONIC_ENDBR32:
+	case ZYDIS_MNEMONIC_INT3:
+	case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1:
+	case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_XBEGIN:
+		return false;
+	default:
+		break;
+	}
+	if (insn->raw.imm[0].is_relative || insn->raw.imm[1].is_relative)
+		return false;
+	if ((insn->attributes & ZYDIS_ATTRIB_HAS_MODRM) && insn->raw.modrm.mod == 0 &&
+	    insn->raw.modrm.rm == 5) {
+		if (insn->raw.disp.size != 32)
+			return false;
+		*rip_disp = (int8_t)insn->raw.disp.offset;
+	}
+	return true;
 }
 
 /*
@@ -240,6 +290,8 @@ int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, ui
 		err = report_transfer(&s, &ctx, &insn, pc, out);
 		if (err)
 			goto cleanup;
+		s.prev = can_borrow(&insn, &s.prev_rip_disp) ? pc : 0;
+		s.prev_len = insn.length;
 		pc += insn.length;
 		if (is_terminator(&insn)) {
 			s.past_terminator = true;

@@ -44,6 +44,15 @@ struct dacce_scan_site {
 	uint8_t flags;	  /* DACCE_SCAN_* */
 	uintptr_t target; /* direct: the absolute target; 0 if not known statically */
 	uintptr_t slot;	  /* RIP-relative memory operand: its absolute address (a GOT slot), else 0 */
+	/*
+	 * The instruction just before, when dispatch code could run it in its
+	 * place (no transfer, no trap, no endbr, not privileged): its address
+	 * (0: none) and length, and where its RIP-relative displacement sits in
+	 * it (-1: none).  A short site then borrows its bytes for a jump.
+	 */
+	uintptr_t prev;
+	uint8_t prev_len;
+	int8_t prev_rip_disp;
 };
 
 struct dacce_scan {

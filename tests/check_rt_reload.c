@@ -37,14 +37,21 @@ START_TEST(test_memory_forms_become_loads)
 }
 END_TEST
 
+START_TEST(test_register_forms_become_moves)
+{
+	/* call *%rax -> mov %rax, %r11 */
+	assert_rewrites((const uint8_t[]){ 0xff, 0xd0 }, 2, (const uint8_t[]){ 0x4c, 0x8b, 0xd8 }, 3);
+	/* call *%r13 (REX.B) -> mov %r13, %r11 */
+	assert_rewrites((const uint8_t[]){ 0x41, 0xff, 0xd5 }, 3,
+			(const uint8_t[]){ 0x4d, 0x8b, 0xdd }, 3);
+}
+END_TEST
+
 START_TEST(test_other_forms_are_refused)
 {
 	uint8_t out[DACCE_RELOAD_MAX];
 	size_t n;
 
-	/* call *%rax */
-	ck_assert_int_eq(dacce_reload_from_call((const uint8_t[]){ 0xff, 0xd0 }, 2, out, &n),
-			 -ENOTSUP);
 	/* call *0x1234(%rip) */
 	ck_assert_int_eq(dacce_reload_from_call((const uint8_t[]){ 0xff, 0x15, 0x34, 0x12, 0, 0 },
 						6, out, &n), -ENOTSUP);
@@ -86,6 +93,7 @@ static Suite *reload_suite(void)
 	TCase *tc = tcase_create("rewrite");
 
 	tcase_add_test(tc, test_memory_forms_become_loads);
+	tcase_add_test(tc, test_register_forms_become_moves);
 	tcase_add_test(tc, test_other_forms_are_refused);
 	tcase_add_test(tc, test_rewritten_load_runs);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Short indirect calls (2 to 4 bytes) that borrow the instruction before
+ * them for a jump: the instruction is 1, 2, 3, 4, 5 and 7 bytes long (the
+ * last one RIP-relative, so it must be moved with its displacement fixed),
+ * and in join() a branch lands on the call itself, past the borrowed
+ * instruction, which must still work (the call keeps its int3).  Written in
+ * assembly so that every build has exactly these instructions.
+ */
+#include "probe.h"
+
+typedef int (*fn_t)(void);
+
+int call_lp1(fn_t *table, long index); /* nop;             call *0x8(%rdi,%rsi,8) */
+int call_lp2(int x, fn_t *table);      /* test %edi, %edi; call *0x10(%rsi) */
+int call_lp3(int x, fn_t f);	       /* mov %rsi, %rax;  call *%rax */
+int call_lp4(int x, fn_t *table);      /* mov 0x8(%rsi), %rax; call *%rax */
+int call_lp5(int x, fn_t f);	       /* mov $0x1234, %eax; call *%rsi */
+int call_rip(void);		       /* mov pointer(%rip), %rax; call *%rax */
+int join(int x, fn_t a, fn_t b);       /* x != 0 jumps straight to the call */
+
+fn_t pointer;
+
+#define PROLOGUE(name)                                                                     \
+	".text\n.globl " name "\n.type " name ", @function\n" name ":\n.cfi_startproc\n"   \
+	"	push %rbx\n.cfi_adjust_cfa_offset 8\n.cfi_offset %rbx, -16\n"
+#define EPILOGUE(name)                                                                     \
+	"	pop %rbx\n.cfi_adjust_cfa_offset -8\n	ret\n.cfi_endproc\n.size " name ", .-" name "\n"
+
+__asm__(PROLOGUE("call_lp1") "	nop\n	call *0x8(%rdi,%rsi,8)\n" EPILOGUE("call_lp1"));
+__asm__(PROLOGUE("call_lp2") "	test %edi, %edi\n	call *0x10(%rsi)\n" EPILOGUE("call_lp2"));
+__asm__(PROLOGUE("call_lp3") "	mov %rsi, %rax\n	call *%rax\n" EPILOGUE("call_lp3"));
+__asm__(PROLOGUE("call_lp4") "	mov 0x8(%rsi), %rax\n	call *%rax\n" EPILOGUE("call_lp4"));
+__asm__(PROLOGUE("call_lp5") "	mov $0x1234, %eax\n	call *%rsi\n" EPILOGUE("call_lp5"));
+__asm__(PROLOGUE("call_rip") "	mov pointer(%rip), %rax\n	call *%rax\n" EPILOGUE("call_rip"));
+__asm__(PROLOGUE("join") "	mov %rsi, %rax\n	test %edi, %edi\n	jne 1f\n"
+	"	mov %rdx, %rax\n"
+	"1:	call *%rax\n" EPILOGUE("join"));
+
+static volatile int rounds;
+
+#define TARGET(name)                                                                       \
+	static __attribute__((noinline)) int name(void)                                    \
+	{                                                                                  \
+		if (rounds % 50 == 0)                                                      \
+			probe(#name);                                                      \
+		return 1;                                                                  \
+	}
+TARGET(t0) TARGET(t1) TARGET(t2) TARGET(t3) TARGET(t4) TARGET(t5)
+
+int main(void)
+{
+	fn_t table[4] = { t0, t1, t2, t3 };
+	long sum = 0;
+
+	for (rounds = 0; rounds < 400; rounds++) {
+		int r = rounds;
+
+		sum += call_lp1(table, r % 3);
+		sum += call_lp2(r, table + r % 2);
+		sum += call_lp3(r, r % 2 ? t4 : t5);
+		sum += call_lp4(r, table + r % 3);
+		sum += call_lp5(r, table[r % 4]);
+		pointer = r % 2 ? t1 : t2;
+		sum += call_rip();
+		sum += join(r % 3, t4, t5);
+	}
+	probe("main");
+	printf("sum %ld\n", sum);
+	return 0;
+}
