@@ -51,7 +51,7 @@
 #define STUB_LEN 32
 /* Dispatch code compares a site's target with at most this many known ones. */
 #define DISPATCH_TARGETS 16
-#define DISPATCH_LEN (64 + DISPATCH_TARGETS * 40)
+#define DISPATCH_LEN (64 + 16 + DISPATCH_TARGETS * 40 + 128)
 #define DISPATCH_R11_SLOT (-16)
 #define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
 #define TC_RESERVE (32u << 20)
@@ -295,9 +295,14 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 		x86_cmp_r11_with_rip_slot(&b, literal[i]);
 		hit[i] = x86_jcc_near(&b, X86_JE);
 	}
-	x86_reload_r11(&b, DISPATCH_R11_SLOT);
-	int3_at = b.addr + b.len;
-	x86_int3(&b);
+	if (site->table) {
+		/* Past the compared targets: the table, then an int3 for a new one. */
+		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &int3_at);
+	} else {
+		x86_reload_r11(&b, DISPATCH_R11_SLOT);
+		int3_at = b.addr + b.len;
+		x86_int3(&b);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
 		x86_reload_r11(&b, DISPATCH_R11_SLOT);
@@ -773,6 +778,31 @@ static int redispatch(uint32_t index)
 	return err;
 }
 
+/*
+ * A dispatched site met a new target: compared directly while there are
+ * few, looked up in the site's table past that (the table is created, and
+ * the dispatch code rebuilt to use it, when the first one overflows).  A
+ * target the table has no room for keeps trapping.
+ */
+static int dispatch_new_target(uint32_t index, uintptr_t target, uintptr_t tramp)
+{
+	struct rt_site *site = &rt.sites[index];
+	int err;
+
+	if (site->n_by_target <= DISPATCH_TARGETS)
+		return redispatch(index);
+	if (site->table) {
+		err = dacce_lookup_set(site->table, target, tramp);
+		return err == -ENOSPC ? 0 : err;
+	}
+	site->table = dacce_lookup_new();
+	if (!site->table)
+		return -ENOMEM;
+	for (uint32_t i = DISPATCH_TARGETS; i < site->n_by_target; i++)
+		dacce_lookup_set(site->table, site->by_target[i].target, site->by_target[i].tramp);
+	return redispatch(index);
+}
+
 /* A thread met the int3 of a trapped site: send it where the instruction would go. */
 static int on_trap(void *uc_void, uintptr_t at)
 {
@@ -815,8 +845,7 @@ static int on_trap(void *uc_void, uintptr_t at)
 		next = br.target; /* a jump within the function (a switch): no edge */
 	else if ((err = trampoline_for_target(index, br.target, &next)))
 		rt_fatal("instrumenting a trapped site", err);
-	else if (rt.sites[index].dispatched &&
-		 rt.sites[index].n_by_target <= DISPATCH_TARGETS && (err = redispatch(index)))
+	else if (rt.sites[index].dispatched && (err = dispatch_new_target(index, br.target, next)))
 		rt_fatal("updating dispatch code", err);
 	pthread_mutex_unlock(&rt.lock);
 	errno = saved_errno;
@@ -1019,6 +1048,8 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 			t->tramp = p->entry;
 			t->after = p->after;
 			t->op = p->op;
+			if (site->table && dacce_lookup_get(site->table, t->target))
+				dacce_lookup_set(site->table, t->target, p->entry);
 			if (!err && site->promoted)
 				err = jcc_rel32(site, p->entry, rel);
 			if (!err && site->promoted)

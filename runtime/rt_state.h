@@ -18,6 +18,7 @@
 #include "funcs.h"
 #include "graph.h"
 #include "hashmap.h"
+#include "lookup.h"
 #include "modules.h"
 #include "ops.h"
 #include "reload.h"
@@ -56,6 +57,7 @@ struct rt_site {
 	struct dacce_rt_op op;	  /* ... and what the trampoline does */
 	uintptr_t dispatch;	  /* dispatched site: entry of its dispatch code */
 	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
+	struct dacce_lookup_entry *table; /* dispatched site past its compared targets */
 	uint32_t n_by_target, cap_by_target;
 };
 

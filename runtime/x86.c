@@ -112,6 +112,87 @@ void x86_dec32_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0xff, 1
 
 void x86_inc64_at_r11(struct x86_buf *b) { r11_op(b, REX_WB, 0xff, 0, 0); }
 
+void x86_mov_r11_to_rcx(struct x86_buf *b)
+{
+	static const uint8_t insn[] = { 0x4c, 0x89, 0xd9 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_imul_rcx_imm32(struct x86_buf *b, int32_t imm)
+{
+	uint8_t insn[7] = { 0x48, 0x69, 0xc9 };
+
+	emit_u32(insn + 3, (uint32_t)imm);
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_shr_rcx_imm8(struct x86_buf *b, uint8_t count)
+{
+	uint8_t insn[] = { 0x48, 0xc1, 0xe9, count };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_shl_rcx_imm8(struct x86_buf *b, uint8_t count)
+{
+	uint8_t insn[] = { 0x48, 0xc1, 0xe1, count };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_add_rcx_to_rax(struct x86_buf *b)
+{
+	static const uint8_t insn[] = { 0x48, 0x01, 0xc8 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_cmp_r11_with_rax_mem(struct x86_buf *b)
+{
+	static const uint8_t insn[] = { 0x4c, 0x39, 0x18 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_cmpq_zero_at_rax(struct x86_buf *b)
+{
+	static const uint8_t insn[] = { 0x48, 0x83, 0x38, 0x00 };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_add_rax_imm8(struct x86_buf *b, int8_t imm)
+{
+	uint8_t insn[] = { 0x48, 0x83, 0xc0, (uint8_t)imm };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_load_rax_from_rax(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { 0x48, 0x8b, 0x40, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+size_t x86_here(const struct x86_buf *b)
+{
+	return b->len;
+}
+
+void x86_jmp_short_back(struct x86_buf *b, size_t to)
+{
+	int64_t distance = (int64_t)to - (int64_t)(b->len + 2);
+	uint8_t insn[] = { 0xeb, (uint8_t)(int8_t)distance };
+
+	if (distance < -128) {
+		b->overflow = true;
+		return;
+	}
+	emit(b, insn, sizeof(insn));
+}
+
 void x86_store_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm)
 {
 	uint8_t insn[8] = { REX_B, 0xc7, MODRM_R11_D8(0), (uint8_t)disp };

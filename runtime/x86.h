@@ -54,6 +54,19 @@ void x86_cmp_imm32_at_r11(struct x86_buf *b, int8_t disp, uint32_t imm);
 void x86_cmp_rax_with_r11_mem(struct x86_buf *b, int8_t disp); /* flags of [r11+disp] - rax */
 void x86_inc32_at_r11(struct x86_buf *b, int8_t disp);
 void x86_inc64_at_r11(struct x86_buf *b); /* incq (%r11) */
+
+/* For table lookups (lookup.c). */
+void x86_mov_r11_to_rcx(struct x86_buf *b);
+void x86_imul_rcx_imm32(struct x86_buf *b, int32_t imm); /* %rcx *= imm (sign-extended) */
+void x86_shr_rcx_imm8(struct x86_buf *b, uint8_t count);
+void x86_shl_rcx_imm8(struct x86_buf *b, uint8_t count);
+void x86_add_rcx_to_rax(struct x86_buf *b);
+void x86_cmp_r11_with_rax_mem(struct x86_buf *b); /* flags of [rax] - r11 */
+void x86_cmpq_zero_at_rax(struct x86_buf *b);
+void x86_add_rax_imm8(struct x86_buf *b, int8_t imm);
+void x86_load_rax_from_rax(struct x86_buf *b, int8_t disp);
+size_t x86_here(const struct x86_buf *b);
+void x86_jmp_short_back(struct x86_buf *b, size_t to);
 void x86_dec32_at_r11(struct x86_buf *b, int8_t disp);
 void x86_add_r11_imm8(struct x86_buf *b, int8_t imm);
 
