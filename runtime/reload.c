@@ -35,8 +35,8 @@ int dacce_reload_from_call(const uint8_t *insn, size_t len, uint8_t *out, size_t
 	if (i + 2 > len || insn[i] != 0xff)
 		return -ENOTSUP;
 	modrm = insn[i + 1];
-	if (((modrm >> 3) & 7) != 2)
-		return -ENOTSUP; /* not call r/m64 */
+	if (((modrm >> 3) & 7) != 2 && ((modrm >> 3) & 7) != 4)
+		return -ENOTSUP; /* neither call r/m64 nor jmp r/m64 */
 	if ((modrm >> 6) == 0 && (modrm & 7) == 5)
 		return -ENOTSUP; /* RIP-relative */
 	/* mov r/m64, %r11 (a register operand too): REX.W and REX.R set, X and B kept; reg field 3. */

@@ -53,6 +53,7 @@
 #define DISPATCH_TARGETS 16
 #define DISPATCH_LEN (64 + 16 + DISPATCH_TARGETS * 40 + 128)
 #define DISPATCH_R11_SLOT (-16)
+#define JUMP_SAVE 136 /* jump dispatch code keeps its data below the red zone */
 #define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
 #define TC_RESERVE (32u << 20)
 /* Pushed when a thread leaves instrumented code: names no edge, so it decodes as partial. */
@@ -265,6 +266,76 @@ static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
  * target traps (the int3 below), and the trap handler builds the next version
  * of this code with that target added.
  */
+/* Back to the program's state after jump dispatch code used the stack below the red zone. */
+static void leave_jump_frame(struct x86_buf *b)
+{
+	x86_popfq(b);
+	x86_load_r11_from_rsp0(b);
+	x86_lea_rsp(b, JUMP_SAVE);
+}
+
+/*
+ * Dispatch code for an indirect jump (a switch, or a tail call: only its
+ * target tells).  A jump has no dead red zone (a frameless function may keep
+ * data there) and may have live flags, so the code saves %r11 below the red
+ * zone, moves %rsp past it and keeps the flags.  A target inside the function
+ * is reached by the jump itself, run here as it was; a tail target the site
+ * has met goes to its trampoline; a new one traps.
+ */
+static int build_jump_dispatch(uint32_t index, const struct branch_tramp *targets,
+			       uint32_t n_targets, uintptr_t *entry)
+{
+	struct rt_site *site = &rt.sites[index];
+	uint32_t n = n_targets < DISPATCH_TARGETS ? n_targets : DISPATCH_TARGETS;
+	uintptr_t exec, literal[DISPATCH_TARGETS], lit_lo, lit_hi, int3_at;
+	x86_label hit[DISPATCH_TARGETS], below, above;
+	struct x86_buf b;
+	uint8_t *write;
+	int err;
+
+	err = dacce_codecache_alloc(&rt.cache, site->scan.addr, site->scan.addr + 16, DISPATCH_LEN,
+				    16, &exec, &write);
+	if (err)
+		return err;
+	x86_init(&b, write, DISPATCH_LEN, exec);
+	lit_lo = x86_literal64(&b, site->fn_start);
+	lit_hi = x86_literal64(&b, site->fn_end);
+	for (uint32_t i = 0; i < n; i++)
+		literal[i] = x86_literal64(&b, targets[i].target);
+	*entry = b.addr + b.len;
+	if (site->borrowed && (err = emit_borrowed(&b, site)))
+		return err;
+	x86_store_r11_at_rsp32(&b, -JUMP_SAVE);
+	x86_bytes(&b, site->reload, site->reload_len); /* may address the stack: before %rsp moves */
+	x86_lea_rsp(&b, -JUMP_SAVE);
+	x86_pushfq(&b);
+	x86_cmp_r11_with_rip_slot(&b, lit_lo);
+	below = x86_jcc_near(&b, X86_JB);
+	x86_cmp_r11_with_rip_slot(&b, lit_hi);
+	above = x86_jcc_near(&b, X86_JAE);
+	leave_jump_frame(&b);
+	x86_bytes(&b, site->original, site->scan.len); /* inside the function: as natively */
+	x86_bind_near(&b, below);
+	x86_bind_near(&b, above);
+	for (uint32_t i = 0; i < n; i++) {
+		x86_cmp_r11_with_rip_slot(&b, literal[i]);
+		hit[i] = x86_jcc_near(&b, X86_JE);
+	}
+	leave_jump_frame(&b);
+	int3_at = b.addr + b.len;
+	x86_int3(&b);
+	for (uint32_t i = 0; i < n; i++) {
+		x86_bind_near(&b, hit[i]);
+		leave_jump_frame(&b);
+		x86_jmp(&b, targets[i].tramp);
+	}
+	if (b.overflow)
+		return -ENOSPC;
+	rt.n_trampolines++;
+	err = dacce_hashmap_put(&rt.entry_site, *entry, index);
+	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
+}
+
 static int build_dispatch(uint32_t index, const struct branch_tramp *targets, uint32_t n_targets,
 			  uintptr_t *entry)
 {
@@ -276,6 +347,8 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 	uint8_t *write;
 	int err;
 
+	if (dacce_site_kind_is_tail(site->scan.kind))
+		return build_jump_dispatch(index, targets, n_targets, entry);
 	err = dacce_codecache_alloc(&rt.cache, site->scan.addr, site->scan.addr + 16, DISPATCH_LEN,
 				    16, &exec, &write);
 	if (err)
@@ -327,7 +400,8 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
  */
 static bool can_borrow(const struct dacce_scan_site *s)
 {
-	return s->kind == DACCE_SITE_INDIRECT && s->len < 5 && s->prev &&
+	return (s->kind == DACCE_SITE_INDIRECT || s->kind == DACCE_SITE_TAIL_INDIRECT) &&
+	       s->len < 5 && s->prev &&
 	       s->prev + s->prev_len == s->addr && s->prev_len + s->len >= 5 &&
 	       s->prev_len <= 15;
 }
@@ -337,19 +411,19 @@ static bool can_borrow(const struct dacce_scan_site *s)
 
 /*
  * The window of landing addresses for try k of a jump whose next instruction
- * is at next: rel32 = landing - next must have byte prev_len - 1 equal to
- * 0xcc.  Such windows repeat every 256^prev_len bytes; tries go outward
- * from the program's code, alternately above and below it.
+ * is at next: rel32 = landing - next must have byte `byte` equal to 0xcc.
+ * Such windows repeat every 256^(byte + 1) bytes; tries go outward from the
+ * program's code, alternately above and below it.
  */
-static bool landing_window(uintptr_t next, unsigned prev_len, int k, uintptr_t *lo, uintptr_t *hi)
+static bool landing_window(uintptr_t next, unsigned byte, int k, uintptr_t *lo, uintptr_t *hi)
 {
-	unsigned shift = 8 * (prev_len - 1);
+	unsigned shift = 8 * byte;
 	int64_t width = (int64_t)1 << shift, step = width << 8;
 	int64_t base = (int64_t)0xcc << shift, rel, j;
 	int64_t above = (int64_t)rt.exe->end - (int64_t)next - base;
 	int64_t below = (int64_t)rt.exe->start - width - (int64_t)next - base;
 
-	if (prev_len == 4) {
+	if (byte == 3) {
 		/* The top byte: one window, 816 to 832 MiB below. */
 		if (k > 0)
 			return false;
@@ -369,9 +443,26 @@ static bool landing_window(uintptr_t next, unsigned prev_len, int k, uintptr_t *
 	return true;
 }
 
+/*
+ * Redundant prefixes (REX.W, then CS) in front of the jmp move its rel32 so
+ * that a byte with wide windows falls on the site: byte 2 (64 KiB windows
+ * every 16 MiB) when the borrowed instruction is 3 or 4 bytes long, never
+ * the top byte, whose single window may not exist at all (below a non-PIE
+ * program).  The jump must still end within the site.
+ */
+static unsigned jump_prefixes(const struct dacce_scan_site *s)
+{
+	unsigned p = s->prev_len == 4 ? 1 : 0;
+
+	while (p > 0 && 5 + p > (unsigned)s->prev_len + s->len)
+		p--;
+	return s->prev_len >= 5 ? 0 : p;
+}
+
 static int make_landing(struct rt_site *site, uint32_t index)
 {
-	uintptr_t from = site->scan.prev, lo, hi, slot;
+	unsigned prefixes = jump_prefixes(&site->scan);
+	uintptr_t from = site->scan.prev + prefixes, lo, hi, slot;
 	struct x86_buf b;
 	uint8_t *write;
 	int err = -ENOSPC;
@@ -382,7 +473,7 @@ static int make_landing(struct rt_site *site, uint32_t index)
 					    &site->landing, &write);
 	}
 	for (int k = 0; k < LANDING_TRIES && err && site->scan.prev_len < 5; k++) {
-		if (!landing_window(from + 5, site->scan.prev_len, k, &lo, &hi))
+		if (!landing_window(from + 5, site->scan.prev_len - 1 - prefixes, k, &lo, &hi))
 			continue;
 		if (hi > rt.exe->start && lo < rt.exe->end)
 			continue;
@@ -410,8 +501,10 @@ static void set_landing(const struct rt_site *site, uintptr_t dispatch)
 /* P becomes `jmp landing`; the site keeps its int3 (the rel32 byte over it is 0xcc). */
 static int borrow(uint32_t index)
 {
+	static const uint8_t prefix[2] = { 0x2e, 0x48 }; /* CS, REX.W: both ignored by jmp */
 	struct rt_site *site = &rt.sites[index];
-	uint8_t jmp[5];
+	unsigned p = jump_prefixes(&site->scan);
+	uint8_t jmp[7];
 	uintptr_t entry;
 	struct dacce_patch patch;
 	int err;
@@ -421,8 +514,10 @@ static int borrow(uint32_t index)
 	err = make_landing(site, index);
 	if (!err)
 		err = build_dispatch(index, NULL, 0, &entry);
-	if (!err)
-		err = dacce_tramp_jmp_bytes(site->scan.prev, site->landing, jmp);
+	if (!err) {
+		memcpy(jmp, prefix + 2 - p, p);
+		err = dacce_tramp_jmp_bytes(site->scan.prev + p, site->landing, jmp + p);
+	}
 	if (err)
 		return err;
 	site = &rt.sites[index];
@@ -431,7 +526,7 @@ static int borrow(uint32_t index)
 	site->dispatch = entry;
 	set_landing(site, entry);
 	patch = (struct dacce_patch){
-		.addr = site->scan.prev, .bytes = jmp, .len = 5,
+		.addr = site->scan.prev, .bytes = jmp, .len = 5 + p,
 		.effect = DACCE_PATCH_JUMP, .target = site->landing,
 	};
 	return dacce_patch_apply(&patch);
@@ -456,7 +551,8 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	site->fn_start = fn->start;
 	site->fn_end = fn->end;
 	site->trapped = !site_is_patchable(s, site->original);
-	if (site->trapped && s->kind == DACCE_SITE_INDIRECT && (s->len >= 5 || can_borrow(s))) {
+	if (site->trapped && (s->kind == DACCE_SITE_INDIRECT || s->kind == DACCE_SITE_TAIL_INDIRECT) &&
+	    (s->len >= 5 || can_borrow(s))) {
 		size_t n;
 
 		site->dispatched = dacce_reload_from_call(site->original, s->len, site->reload, &n) == 0;
@@ -791,6 +887,8 @@ static int dispatch_new_target(uint32_t index, uintptr_t target, uintptr_t tramp
 
 	if (site->n_by_target <= DISPATCH_TARGETS)
 		return redispatch(index);
+	if (dacce_site_kind_is_tail(site->scan.kind))
+		return 0; /* jump dispatch compares only: more targets keep trapping */
 	if (site->table) {
 		err = dacce_lookup_set(site->table, target, tramp);
 		return err == -ENOSPC ? 0 : err;

@@ -176,6 +176,21 @@ void x86_load_rax_from_rax(struct x86_buf *b, int8_t disp)
 	emit(b, insn, sizeof(insn));
 }
 
+void x86_store_r11_at_rsp32(struct x86_buf *b, int32_t disp)
+{
+	uint8_t insn[8] = { 0x4c, 0x89, 0x9c, 0x24 };
+
+	emit_u32(insn + 4, (uint32_t)disp);
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_load_r11_from_rsp0(struct x86_buf *b)
+{
+	static const uint8_t insn[] = { 0x4c, 0x8b, 0x1c, 0x24 };
+
+	emit(b, insn, sizeof(insn));
+}
+
 size_t x86_here(const struct x86_buf *b)
 {
 	return b->len;

@@ -66,6 +66,8 @@ void x86_cmpq_zero_at_rax(struct x86_buf *b);
 void x86_add_rax_imm8(struct x86_buf *b, int8_t imm);
 void x86_load_rax_from_rax(struct x86_buf *b, int8_t disp);
 size_t x86_here(const struct x86_buf *b);
+void x86_store_r11_at_rsp32(struct x86_buf *b, int32_t disp); /* mov %r11, disp32(%rsp) */
+void x86_load_r11_from_rsp0(struct x86_buf *b);		       /* mov (%rsp), %r11 */
 void x86_jmp_short_back(struct x86_buf *b, size_t to);
 void x86_dec32_at_r11(struct x86_buf *b, int8_t disp);
 void x86_add_r11_imm8(struct x86_buf *b, int8_t imm);
@@ -131,7 +133,7 @@ uintptr_t x86_literal64(struct x86_buf *b, uint64_t value);
 void x86_jmp_rip_slot(struct x86_buf *b, uintptr_t slot);	 /* jmp *slot(%rip) */
 void x86_endbr64(struct x86_buf *b);
 
-enum x86_cond { X86_JB = 0x2, X86_JE = 0x4, X86_JNE = 0x5 };
+enum x86_cond { X86_JB = 0x2, X86_JAE = 0x3, X86_JE = 0x4, X86_JNE = 0x5 };
 x86_label x86_jcc_short(struct x86_buf *b, enum x86_cond cond);
 x86_label x86_jmp_short(struct x86_buf *b);
 /* A short conditional jump back to an earlier position. */

@@ -41,6 +41,10 @@ START_TEST(test_register_forms_become_moves)
 {
 	/* call *%rax -> mov %rax, %r11 */
 	assert_rewrites((const uint8_t[]){ 0xff, 0xd0 }, 2, (const uint8_t[]){ 0x4c, 0x8b, 0xd8 }, 3);
+	/* jmp *0x10(%rax) -> mov 0x10(%rax), %r11; notrack jmp *%rdx -> mov %rdx, %r11 */
+	assert_rewrites((const uint8_t[]){ 0xff, 0x60, 0x10 }, 3,
+			(const uint8_t[]){ 0x4c, 0x8b, 0x58, 0x10 }, 4);
+	assert_rewrites((const uint8_t[]){ 0x3e, 0xff, 0xe2 }, 3, (const uint8_t[]){ 0x4c, 0x8b, 0xda }, 3);
 	/* call *%r13 (REX.B) -> mov %r13, %r11 */
 	assert_rewrites((const uint8_t[]){ 0x41, 0xff, 0xd5 }, 3,
 			(const uint8_t[]){ 0x4d, 0x8b, 0xdd }, 3);
@@ -55,8 +59,8 @@ START_TEST(test_other_forms_are_refused)
 	/* call *0x1234(%rip) */
 	ck_assert_int_eq(dacce_reload_from_call((const uint8_t[]){ 0xff, 0x15, 0x34, 0x12, 0, 0 },
 						6, out, &n), -ENOTSUP);
-	/* jmp *0x10(%rax): FF /4 */
-	ck_assert_int_eq(dacce_reload_from_call((const uint8_t[]){ 0xff, 0x60, 0x10 }, 3, out, &n),
+	/* push *0x10(%rax): FF /6 */
+	ck_assert_int_eq(dacce_reload_from_call((const uint8_t[]){ 0xff, 0x70, 0x10 }, 3, out, &n),
 			 -ENOTSUP);
 	/* call *%fs:0x10(%rax) */
 	ck_assert_int_eq(dacce_reload_from_call((const uint8_t[]){ 0x64, 0xff, 0x50, 0x10 }, 4,

@@ -4,8 +4,11 @@
  * them for a jump: the instruction is 1, 2, 3, 4, 5 and 7 bytes long (the
  * last one RIP-relative, so it must be moved with its displacement fixed),
  * and in join() a branch lands on the call itself, past the borrowed
- * instruction, which must still work (the call keeps its int3).  Written in
- * assembly so that every build has exactly these instructions.
+ * instruction, which must still work (the call keeps its int3).  Indirect
+ * jumps borrow too: switch() jumps through a table inside a frameless
+ * function that keeps data in its red zone and flags live across the jump,
+ * and tail() makes an indirect tail call.  Written in assembly so that every
+ * build has exactly these instructions.
  */
 #include "probe.h"
 
@@ -18,6 +21,8 @@ int call_lp4(int x, fn_t *table);      /* mov 0x8(%rsi), %rax; call *%rax */
 int call_lp5(int x, fn_t f);	       /* mov $0x1234, %eax; call *%rsi */
 int call_rip(void);		       /* mov pointer(%rip), %rax; call *%rax */
 int join(int x, fn_t a, fn_t b);       /* x != 0 jumps straight to the call */
+int switch_frameless(int x);	       /* x in 0..1: 100 + 101 * (x == 1) */
+int tail(fn_t f);		       /* mov %rdi, %rax; jmp *%rax */
 
 fn_t pointer;
 
@@ -36,6 +41,22 @@ __asm__(PROLOGUE("call_rip") "	mov pointer(%rip), %rax\n	call *%rax\n" EPILOGUE(
 __asm__(PROLOGUE("join") "	mov %rsi, %rax\n	test %edi, %edi\n	jne 1f\n"
 	"	mov %rdx, %rax\n"
 	"1:	call *%rax\n" EPILOGUE("join"));
+
+__asm__(".text\n.globl switch_frameless\n.type switch_frameless, @function\n"
+	"switch_frameless:\n.cfi_startproc\n"
+	"	movl $100, -8(%rsp)\n" /* red zone: live across the jump */
+	"	lea 3f(%rip), %rdx\n"
+	"	movslq (%rdx,%rdi,4), %rax\n"
+	"	add %rdx, %rax\n"
+	"	cmp $1, %edi\n" /* flags: live across the jump */
+	"	mov %rax, %rcx\n"
+	"	jmp *%rcx\n"
+	"1:	sete %cl\n	movzbl %cl, %eax\n	imul $101, %eax\n	add -8(%rsp), %eax\n	ret\n"
+	"2:	sete %cl\n	movzbl %cl, %eax\n	imul $101, %eax\n	add -8(%rsp), %eax\n	ret\n"
+	".cfi_endproc\n.size switch_frameless, .-switch_frameless\n"
+	".section .rodata\n.p2align 2\n3:	.long 1b - 3b\n	.long 2b - 3b\n.text\n");
+__asm__(".text\n.globl tail\n.type tail, @function\ntail:\n.cfi_startproc\n"
+	"	mov %rdi, %rax\n	jmp *%rax\n.cfi_endproc\n.size tail, .-tail\n");
 
 static volatile int rounds;
 
@@ -64,6 +85,9 @@ int main(void)
 		pointer = r % 2 ? t1 : t2;
 		sum += call_rip();
 		sum += join(r % 3, t4, t5);
+		if (switch_frameless(r % 2) != (r % 2 ? 201 : 100))
+			printf("switch went wrong at round %d\n", r);
+		sum += tail(r % 2 ? t3 : t0);
 	}
 	probe("main");
 	printf("sum %ld\n", sum);
