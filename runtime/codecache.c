@@ -188,6 +188,22 @@ cleanup:
 	return err;
 }
 
+/* Room in the region list for one more. */
+static int reserve_region_slot(struct dacce_codecache *cache)
+{
+	size_t cap = cache->cap ? cache->cap * 2 : 8;
+	struct dacce_code_region *grown;
+
+	if (cache->n < cache->cap)
+		return 0;
+	grown = realloc(cache->regions, cap * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	cache->regions = grown;
+	cache->cap = cap;
+	return 0;
+}
+
 static int add_region(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_t near_hi,
 		      size_t min_size)
 {
@@ -197,15 +213,9 @@ static int add_region(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_
 
 	while (size < min_size)
 		size *= 2;
-	if (cache->n == cache->cap) {
-		size_t cap = cache->cap ? cache->cap * 2 : 8;
-		struct dacce_code_region *grown = realloc(cache->regions, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		cache->regions = grown;
-		cache->cap = cap;
-	}
+	err = reserve_region_slot(cache);
+	if (err)
+		return err;
 	/* Another thread may map into the gap between reading maps and mapping: retry. */
 	for (int attempt = 0; attempt < 8; attempt++) {
 		uintptr_t at = find_gap(near_lo, near_hi, size);
@@ -333,15 +343,9 @@ int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, ui
 		if (cache->regions[i].window_page &&
 		    window_carve(&cache->regions[i], lo, hi, len, exec, write))
 			return 0;
-	if (cache->n == cache->cap) {
-		size_t cap = cache->cap ? cache->cap * 2 : 8;
-		struct dacce_code_region *grown = realloc(cache->regions, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		cache->regions = grown;
-		cache->cap = cap;
-	}
+	err = reserve_region_slot(cache);
+	if (err)
+		return err;
 	for (int attempt = 0; attempt < 8; attempt++) {
 		uintptr_t at = find_window_page(lo, hi, len);
 

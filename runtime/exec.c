@@ -54,7 +54,6 @@ static void guard_leave(const struct exec_guard *g)
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
 static void *real(const char *name)
@@ -62,60 +61,40 @@ static void *real(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
+/* The real function name, called with the guard held; errno kept from it. */
+#define GUARDED_CALL(type, name, ...)                                      \
+	do {                                                               \
+		type fn = (type)real(name);                                \
+		struct exec_guard g;                                       \
+		int ret, saved_errno;                                      \
+                                                                           \
+		if (!fn) {                                                 \
+			errno = ENOSYS;                                    \
+			return -1;                                         \
+		}                                                          \
+		guard_enter(&g);                                           \
+		ret = fn(__VA_ARGS__);                                     \
+		saved_errno = errno;                                       \
+		guard_leave(&g);                                           \
+		errno = saved_errno;                                       \
+		return ret;                                                \
+	} while (0)
+
 __attribute__((visibility("default"))) int execve(const char *path, char *const argv[],
 						  char *const envp[])
 {
-	execve_fn fn = (execve_fn)real("execve");
-	struct exec_guard g;
-	int ret, saved_errno;
-
-	if (!fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	guard_enter(&g);
-	ret = fn(path, argv, envp);
-	saved_errno = errno;
-	guard_leave(&g);
-	errno = saved_errno;
-	return ret;
+	GUARDED_CALL(execve_fn, "execve", path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execvpe(const char *file, char *const argv[],
 						   char *const envp[])
 {
-	execve_fn fn = (execve_fn)real("execvpe");
-	struct exec_guard g;
-	int ret, saved_errno;
-
-	if (!fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	guard_enter(&g);
-	ret = fn(file, argv, envp);
-	saved_errno = errno;
-	guard_leave(&g);
-	errno = saved_errno;
-	return ret;
+	GUARDED_CALL(execve_fn, "execvpe", file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	fexecve_fn fn = (fexecve_fn)real("fexecve");
-	struct exec_guard g;
-	int ret, saved_errno;
-
-	if (!fn) {
-		errno = ENOSYS;
-		return -1;
-	}
-	guard_enter(&g);
-	ret = fn(fd, argv, envp);
-	saved_errno = errno;
-	guard_leave(&g);
-	errno = saved_errno;
-	return ret;
+	GUARDED_CALL(fexecve_fn, "fexecve", fd, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char *path, char *const argv[])

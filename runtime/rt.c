@@ -1493,35 +1493,33 @@ static void before_fork(void)
  * trampolines, a re-encoding's forwarded return points) must not change the
  * other's code.
  */
-static void in_parent_after_fork(void)
+static void after_fork(bool child)
 {
 	int err;
 
 	dacce_alloc_after_fork();
 	err = dacce_codecache_unshare(&rt.cache);
-
 	if (err)
-		rt_fatal("keeping the code cache apart from a fork child's", err);
+		rt_fatal("keeping the code cache apart across fork", err);
 	pthread_mutex_unlock(&rt.lock);
-	dacce_threads_unlock();
+	if (child)
+		dacce_threads_after_fork(); /* the registry holds only this thread now */
+	else
+		dacce_threads_unlock();
 	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
 	dacce_runtime_leave();
+	if (child)
+		dacce_epoch_after_fork();
+}
+
+static void in_parent_after_fork(void)
+{
+	after_fork(false);
 }
 
 static void in_child_after_fork(void)
 {
-	int err;
-
-	dacce_alloc_after_fork();
-	err = dacce_codecache_unshare(&rt.cache);
-
-	if (err)
-		rt_fatal("giving the fork child its own code cache", err);
-	pthread_mutex_unlock(&rt.lock);
-	dacce_threads_after_fork();
-	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
-	dacce_runtime_leave();
-	dacce_epoch_after_fork();
+	after_fork(true);
 }
 
 static int load_program(void)
