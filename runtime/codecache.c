@@ -55,7 +55,7 @@ struct mapping {
  */
 static int read_mappings(struct mapping **out, size_t *n_out)
 {
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC); /* see patch.c */
 	struct mapping *list = NULL, *grown;
 	size_t n = 0, cap = 0, have = 0;
 	char buf[4096];

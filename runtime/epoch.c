@@ -26,7 +26,9 @@
  * callback entered from a library, a thread past its root) makes the policy
  * wait longer before trying again.
  */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
@@ -436,20 +438,66 @@ static int reencode(void)
 	return 0;
 }
 
+/*
+ * Whether every other thread of the process has exited.  glibc ends a
+ * process with exit(0) when its last thread exits (main having called
+ * pthread_exit), but it counts the policy thread too: so the policy thread
+ * must notice, and do it.
+ */
+static bool alone_in_process(void)
+{
+	DIR *tasks = opendir("/proc/self/task");
+	pid_t self = gettid();
+	struct dirent *e;
+	bool alone = true;
+
+	if (!tasks)
+		return false;
+	while (alone && (e = readdir(tasks))) {
+		char path[300], stat[512], *close_paren;
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		n = read(fd, stat, sizeof(stat) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		stat[n] = '\0';
+		close_paren = strrchr(stat, ')');
+		/* The state follows the command name: Z and X have exited. */
+		if (close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X')
+			alone = false;
+	}
+	closedir(tasks);
+	return alone;
+}
+
+#define LIVENESS_MS 100
+
 static void *policy_main(void *unused)
 {
 	(void)unused;
 	for (;;) {
-		struct timespec wait = {
-			.tv_sec = ep.backoff_ms / 1000, .tv_nsec = (ep.backoff_ms % 1000) * 1000000L,
-		};
+		long ms = ep.backoff_ms < LIVENESS_MS ? ep.backoff_ms : LIVENESS_MS;
+		struct timespec wait = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
 		unsigned nudges = atomic_load(&ep.nudges);
 		sigset_t saved;
 		bool due;
 		int err;
 
-		/* Sleeps until the interval is over, or a new edge in stress mode. */
+		/* Sleeps until the interval is over, or a nudge (a new edge in stress mode, a thread ending). */
 		syscall(SYS_futex, &ep.nudges, FUTEX_WAIT_PRIVATE, nudges, &wait, NULL, 0);
+		if (alone_in_process()) {
+			/* Exit handlers are program code: they run with a partial context, as after main. */
+			dacce_rt_thread_partial();
+			exit(0);
+		}
 		rt_lock(&saved);
 		due = epoch_due();
 		rt_unlock(&saved);
@@ -511,13 +559,19 @@ int dacce_epoch_start(void)
 	return err ? err : start_policy_thread();
 }
 
-void dacce_epoch_new_edge(void)
+void dacce_epoch_nudge(void)
 {
-	/* Only the stress test wants an epoch per edge; otherwise the interval decides. */
-	if (!ep.stress || !ep.running)
+	if (!ep.running)
 		return;
 	atomic_fetch_add(&ep.nudges, 1);
 	syscall(SYS_futex, &ep.nudges, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void dacce_epoch_new_edge(void)
+{
+	/* Only the stress test wants an epoch per edge; otherwise the interval decides. */
+	if (ep.stress)
+		dacce_epoch_nudge();
 }
 
 void dacce_epoch_after_fork(void)

@@ -154,7 +154,7 @@ static char *main_program_path(const char *reported)
 
 		return resolved ? resolved : strdup(reported);
 	}
-	len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	len = readlink("/proc/thread-self/exe", buf, sizeof(buf) - 1); /* see patch.c */
 	if (len <= 0)
 		return strdup("");
 	buf[len] = '\0';

@@ -151,8 +151,12 @@ int dacce_patch_int3(uintptr_t addr)
 
 int dacce_patch_mem_open(void)
 {
-	/* Opened per use: an fd kept across fork() would still name the parent. */
-	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	/*
+	 * Opened per use: an fd kept across fork() would still name the parent.
+	 * thread-self, not self: once main has called pthread_exit, the process
+	 * leader has no memory left to open.
+	 */
+	int fd = open("/proc/thread-self/mem", O_RDWR | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }

@@ -7,7 +7,7 @@
  * to serialise its instruction stream between steps (membarrier SYNC_CORE).
  * A thread that meets the int3 meanwhile traps; the SIGTRAP handler moves it
  * to where the new instruction would have taken it.  Bytes are written
- * through /proc/self/mem, so page protections never change: no page ever
+ * through /proc/thread-self/mem, so page protections never change: no page ever
  * becomes writable, and no executing page ever loses PROT_EXEC.
  */
 #ifndef DACCE_RT_PATCH_H

@@ -1375,12 +1375,31 @@ void dacce_rt_signal_leave(uint32_t root_edge)
 	dacce_runtime_leave();
 }
 
+void dacce_rt_thread_partial(void)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	if (!tls->cc_base) {
+		tls->cc_base = reserve(CC_RESERVE);
+		tls->tc_base = reserve(TC_RESERVE);
+		if (!tls->cc_base || !tls->tc_base)
+			return;
+	}
+	tls->cc_top = tls->cc_base;
+	tls->tc_top = tls->tc_base;
+	tls->id = 0;
+	tls->epoch = rt.dict->epoch;
+	tls->reset_id = rt.dict->max_id + 1;
+	dacce_rt_thread_outside();
+}
+
 void dacce_rt_thread_end(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
 	/* Out of the registry first: nobody stops or translates it after this. */
 	dacce_thread_unregister();
+	dacce_epoch_nudge(); /* the last one out: the policy thread ends the process */
 	if (!tls->cc_base)
 		return;
 	munmap(tls->cc_base, CC_RESERVE);

@@ -47,6 +47,12 @@ void dacce_rt_mark_rewind(const void *env);
 int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc);
 void dacce_rt_signal_leave(uint32_t root_edge);
 
+/*
+ * A thread of the runtime's own that is about to run program code (the
+ * exit handlers, when it is the last thread): stacks and a partial context.
+ */
+void dacce_rt_thread_partial(void);
+
 /* Frees the thread's stacks (at thread exit). */
 void dacce_rt_thread_end(void);
 

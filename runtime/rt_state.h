@@ -140,6 +140,8 @@ int dacce_epoch_start(void);
 void dacce_epoch_after_fork(void);
 /* A new edge was found (wakes the policy in stress mode). */
 void dacce_epoch_new_edge(void);
+/* Wakes the policy thread (a thread ended: it checks whether it is the last one). */
+void dacce_epoch_nudge(void);
 /* One line for the exit summary. */
 void dacce_epoch_summary(char *buf, size_t len);
 

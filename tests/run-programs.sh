@@ -49,9 +49,9 @@ for prog in "${programs[@]}"; do
 		sed 's/: outside$/: partial/' "$bin.native" | sort >"$bin.native.sorted"
 		for mode in dacce epochs; do
 			if [ $mode = epochs ]; then
-				DACCE_LOG= DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD=$lib "$bin" >"$bin.$mode" 2>&1
+				timeout 300 env DACCE_LOG= DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
 			else
-				DACCE_LOG= LD_PRELOAD=$lib "$bin" >"$bin.$mode" 2>&1
+				timeout 300 env DACCE_LOG= LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
 			fi
 			status=$?
 			sort "$bin.$mode" >"$bin.$mode.sorted"
