@@ -582,6 +582,16 @@ void dacce_epoch_after_fork(void)
 			     (int)getpid());
 }
 
+const struct dacce_dict *dacce_epoch_dict(uint64_t epoch)
+{
+	if (rt.dict && rt.dict->epoch == epoch)
+		return rt.dict;
+	/* Retired in order: epoch k's dictionary is the k-th. */
+	if (epoch < ep.n_retired && ep.retired[epoch]->epoch == epoch)
+		return ep.retired[epoch];
+	return NULL;
+}
+
 void dacce_epoch_summary(char *buf, size_t len)
 {
 	snprintf(buf, len, "%llu epochs (threads paused %ld us in all, %ld us at most), %llu put off",

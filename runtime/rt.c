@@ -18,6 +18,8 @@
 #include "rt.h"
 #include "rt_state.h"
 
+#include "dacce.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1409,46 +1411,43 @@ void dacce_rt_thread_end(void)
 
 /* ------------------------------------------------------------------ backtrace */
 
-int dacce_rt_backtrace(void **buffer, int size)
+/*
+ * The return addresses of a snapshot in dict's epoch, innermost first.  A
+ * snapshot taken in runtime code was reached through a boundary edge, always
+ * pushed: its top entry names where it was.  With partial_ok, a snapshot
+ * missing its outermost entries gives the frames decoded before they ran out.
+ */
+static int return_addresses(const struct dacce_dict *dict, struct dacce_snapshot *snap,
+			    bool partial_ok, void **buffer, int size)
 {
-	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_decode_error why = { 0 };
 	struct dacce_frame *frames;
-	struct dacce_snapshot snap;
 	struct dacce_edge_view top;
-	sigset_t saved;
 	int n, count = 0;
 
-	if (!rt.enabled || !tls->cc_base)
-		return -ENODATA;
 	if (size <= 0)
 		return 0;
+	if (snap->cc_depth == 0 ||
+	    dacce_dict_edge(dict, rt.graph, snap->cc[snap->cc_depth - 1].edge, &top))
+		return -ENODATA;
 	frames = calloc((size_t)size + 1, sizeof(*frames));
 	if (!frames)
 		return -ENOMEM;
-	rt_lock(&saved);
-	snap = (struct dacce_snapshot){
-		.epoch = tls->epoch, .id = tls->id,
-		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base), .cc = tls->cc_base,
-	};
-	/* We were reached through a boundary edge, always pushed: it names where we are. */
-	if (snap.cc_depth == 0 ||
-	    dacce_dict_edge(rt.dict, rt.graph, snap.cc[snap.cc_depth - 1].edge, &top)) {
-		n = -ENODATA;
-		goto unlock;
-	}
-	snap.node = top.callee;
-	n = dacce_decode(rt.dict, rt.graph, &snap, frames, (size_t)size + 1, NULL);
+	snap->node = top.callee;
+	n = dacce_decode(dict, rt.graph, snap, frames, (size_t)size + 1, &why);
 	if (n == -E2BIG)
 		n = size + 1;
+	else if (n < 0 && partial_ok)
+		n = (int)why.frames_done;
 	if (n < 0) {
-		n = -ENODATA;
-		goto unlock;
+		free(frames);
+		return -ENODATA;
 	}
 	/* Frame i was entered by a call at some site: its return address is after that site. */
 	for (int i = 0; i < n && count < size; i++) {
 		struct dacce_edge_view v;
 
-		if (dacce_dict_edge(rt.dict, rt.graph, frames[i].edge, &v))
+		if (dacce_dict_edge(dict, rt.graph, frames[i].edge, &v))
 			break;
 		/* A signal handler's frame returns into the kernel's trampoline: none of ours. */
 		if (dacce_site_kind_is_nested_root(v.kind))
@@ -1462,10 +1461,75 @@ int dacce_rt_backtrace(void **buffer, int size)
 			continue;
 		buffer[count++] = (void *)(rt.sites[v.site].scan.addr + rt.sites[v.site].scan.len);
 	}
-	n = count;
-unlock:
-	rt_unlock(&saved);
 	free(frames);
+	return count;
+}
+
+int dacce_rt_backtrace(void **buffer, int size)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_snapshot snap;
+	sigset_t saved;
+	int n;
+
+	if (!rt.enabled || !tls->cc_base)
+		return -ENODATA;
+	rt_lock(&saved);
+	snap = (struct dacce_snapshot){
+		.epoch = tls->epoch, .id = tls->id,
+		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base), .cc = tls->cc_base,
+	};
+	n = return_addresses(rt.dict, &snap, false, buffer, size);
+	rt_unlock(&saved);
+	return n;
+}
+
+_Static_assert(sizeof(struct dacce_context_entry) == sizeof(struct dacce_cc_entry) &&
+		       offsetof(struct dacce_context_entry, edge) == offsetof(struct dacce_cc_entry, edge) &&
+		       offsetof(struct dacce_context_entry, aux) == offsetof(struct dacce_cc_entry, aux),
+	       "a snapshot's entries are ccStack entries");
+
+int dacce_rt_context_get(struct dacce_context *ctx)
+{
+	const struct dacce_tls *tls = dacce_tls_self();
+	uint32_t depth, kept;
+
+	if (!rt.enabled || !tls->cc_base)
+		return -ENODATA;
+	/* No lock: only a re-encoding changes the block under us, and it waits for runtime code. */
+	dacce_runtime_enter();
+	depth = (uint32_t)(tls->cc_top - tls->cc_base);
+	kept = depth < DACCE_CONTEXT_ENTRIES ? depth : DACCE_CONTEXT_ENTRIES;
+	ctx->epoch = tls->epoch;
+	ctx->id = tls->id;
+	ctx->depth = depth;
+	ctx->n_entries = kept;
+	memcpy(ctx->entries, tls->cc_top - kept, kept * sizeof(*ctx->entries));
+	dacce_runtime_leave();
+	return 0;
+}
+
+int dacce_rt_context_decode(const struct dacce_context *ctx, void **buffer, int size)
+{
+	const struct dacce_dict *dict;
+	struct dacce_snapshot snap;
+	sigset_t saved;
+	int n;
+
+	if (!rt.enabled)
+		return -ENOSYS;
+	rt_lock(&saved);
+	dict = dacce_epoch_dict(ctx->epoch);
+	if (!dict || ctx->n_entries > DACCE_CONTEXT_ENTRIES || ctx->n_entries > ctx->depth) {
+		rt_unlock(&saved);
+		return -EINVAL;
+	}
+	snap = (struct dacce_snapshot){
+		.epoch = ctx->epoch, .id = ctx->id, .cc_depth = ctx->n_entries,
+		.cc = (const struct dacce_cc_entry *)ctx->entries,
+	};
+	n = return_addresses(dict, &snap, ctx->depth > ctx->n_entries, buffer, size);
+	rt_unlock(&saved);
 	return n;
 }
 

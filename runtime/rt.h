@@ -64,6 +64,11 @@ void dacce_rt_thread_end(void);
  */
 int dacce_rt_backtrace(void **buffer, int size);
 
+/* The snapshot API (include/dacce.h): 0 or a count, else a negative errno. */
+struct dacce_context;
+int dacce_rt_context_get(struct dacce_context *ctx);
+int dacce_rt_context_decode(const struct dacce_context *ctx, void **buffer, int size);
+
 /* Log a one-line message when DACCE_LOG is set (or always for errors). */
 void dacce_rt_log(bool error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -149,3 +149,44 @@ __attribute__((visibility("default"))) int dacce_backtrace(void **buffer, int si
 	}
 	return n;
 }
+
+__attribute__((visibility("default"))) int dacce_context_get(struct dacce_context *ctx)
+{
+	int err;
+
+	if (!ctx) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!dacce_rt_enabled()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	err = dacce_rt_context_get(ctx);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
+__attribute__((visibility("default"))) int dacce_context_decode(const struct dacce_context *ctx,
+								 void **buffer, int size)
+{
+	int n;
+
+	if (!ctx || (!buffer && size > 0)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!dacce_rt_enabled()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	n = dacce_rt_context_decode(ctx, buffer, size);
+	if (n < 0) {
+		errno = -n;
+		return -1;
+	}
+	return n;
+}

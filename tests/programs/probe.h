@@ -74,16 +74,15 @@ static __attribute__((noinline)) int probe_take(void **frames, int max, int *nat
  * count and a hash of every frame.  One line per stdio call, so threads do
  * not interleave.
  */
-static __attribute__((noinline)) void probe(const char *tag)
+/* Prints frames[0..n) as probe() does; n < 0 reads "partial". */
+static void probe_print(const char *tag, void **probe_frames, int n)
 {
-	void **probe_frames = (void **)malloc(PROBE_MAX * sizeof(void *)); /* per call: threads */
-	int native, n = probe_frames ? probe_take(probe_frames, PROBE_MAX, &native) : -1, end, len;
 	unsigned long long hash = 1469598103934665603ULL;
 	char line[PROBE_PRINT_MAX * 20 + 64];
+	int end, len;
 
 	if (n < 0) {
 		printf("%s: partial\n", tag);
-		free(probe_frames);
 		return;
 	}
 	for (end = 0; end < n && probe_in_program(probe_frames[end]); end++)
@@ -91,7 +90,6 @@ static __attribute__((noinline)) void probe(const char *tag)
 	for (int i = end; i < n - 1; i++) {
 		if (probe_in_program(probe_frames[i])) {
 			printf("%s: outside\n", tag);
-			free(probe_frames);
 			return;
 		}
 	}
@@ -99,7 +97,6 @@ static __attribute__((noinline)) void probe(const char *tag)
 		for (int i = 0; i < end; i++)
 			hash = (hash ^ probe_offset(probe_frames[i])) * 1099511628211ULL;
 		printf("%s: %d frames, hash %llx\n", tag, end, hash);
-		free(probe_frames);
 		return;
 	}
 	len = snprintf(line, sizeof(line), "%s:", tag);
@@ -107,6 +104,14 @@ static __attribute__((noinline)) void probe(const char *tag)
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
 				(unsigned long)probe_offset(probe_frames[i]));
 	printf("%s\n", line);
+}
+
+static __attribute__((noinline)) void probe(const char *tag)
+{
+	void **probe_frames = (void **)malloc(PROBE_MAX * sizeof(void *)); /* per call: threads */
+	int native, n = probe_frames ? probe_take(probe_frames, PROBE_MAX, &native) : -1;
+
+	probe_print(tag, probe_frames, n);
 	free(probe_frames);
 }
 
