@@ -48,3 +48,21 @@ int dacce_reload_from_call(const uint8_t *insn, size_t len, uint8_t *out, size_t
 	*out_len = n;
 	return 0;
 }
+
+bool dacce_branch_addresses_stack(const uint8_t *insn, size_t len)
+{
+	size_t i = 0;
+	uint8_t rex = 0, modrm;
+
+	while (i < len && is_legacy_prefix(insn[i]))
+		i++;
+	if (i < len && (insn[i] & 0xf0) == 0x40)
+		rex = insn[i++];
+	if (i + 2 > len || insn[i] != 0xff)
+		return false;
+	modrm = insn[i + 1];
+	if ((modrm >> 6) == 3 || (modrm & 7) != 4 || i + 3 > len)
+		return false; /* a register, or no SIB byte */
+	/* The SIB byte's base is %rsp (4 without REX.B; with mod 0 and base 5 there is no base). */
+	return (insn[i + 2] & 7) == 4 && !(rex & 0x01);
+}

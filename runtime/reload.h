@@ -9,6 +9,7 @@
 #ifndef DACCE_RT_RELOAD_H
 #define DACCE_RT_RELOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,5 +21,8 @@
  * overrides, anything that is not FF /2 or FF /4.
  */
 int dacce_reload_from_call(const uint8_t *insn, size_t len, uint8_t *out, size_t *out_len);
+
+/* Whether an FF /2 or FF /4 branch addresses memory relative to %rsp. */
+bool dacce_branch_addresses_stack(const uint8_t *insn, size_t len);
 
 #endif
