@@ -7,9 +7,14 @@
  * instruction, which must still work (the call keeps its int3).  Indirect
  * jumps borrow too: switch() jumps through a table inside a frameless
  * function that keeps data in its red zone and flags live across the jump,
- * and tail() makes an indirect tail call.  Written in assembly so that every
- * build has exactly these instructions.
+ * and tail() makes an indirect tail call; the switch also runs under a storm
+ * of signals (a signal inside dispatch code must not disturb it, %r11
+ * included).  Written in assembly so that every build has exactly these
+ * instructions.
  */
+#include <signal.h>
+#include <sys/time.h>
+
 #include "probe.h"
 
 typedef int (*fn_t)(void);
@@ -48,17 +53,28 @@ __asm__(".text\n.globl switch_frameless\n.type switch_frameless, @function\n"
 	"	lea 3f(%rip), %rdx\n"
 	"	movslq (%rdx,%rdi,4), %rax\n"
 	"	add %rdx, %rax\n"
+	"	mov $0x7777, %r11\n" /* and %r11, which the dispatch code borrows */
 	"	cmp $1, %edi\n" /* flags: live across the jump */
 	"	mov %rax, %rcx\n"
 	"	jmp *%rcx\n"
-	"1:	sete %cl\n	movzbl %cl, %eax\n	imul $101, %eax\n	add -8(%rsp), %eax\n	ret\n"
-	"2:	sete %cl\n	movzbl %cl, %eax\n	imul $101, %eax\n	add -8(%rsp), %eax\n	ret\n"
+	"1:	sete %cl\n	movzbl %cl, %eax\n	imul $101, %eax\n	add -8(%rsp), %eax\n"
+	"	cmp $0x7777, %r11\n	jne 4f\n	ret\n"
+	"2:	sete %cl\n	movzbl %cl, %eax\n	imul $101, %eax\n	add -8(%rsp), %eax\n"
+	"	cmp $0x7777, %r11\n	jne 4f\n	ret\n"
+	"4:	mov $9999, %eax\n	ret\n"
 	".cfi_endproc\n.size switch_frameless, .-switch_frameless\n"
 	".section .rodata\n.p2align 2\n3:	.long 1b - 3b\n	.long 2b - 3b\n.text\n");
 __asm__(".text\n.globl tail\n.type tail, @function\ntail:\n.cfi_startproc\n"
 	"	mov %rdi, %rax\n	jmp *%rax\n.cfi_endproc\n.size tail, .-tail\n");
 
 static volatile int rounds;
+static volatile long ticks;
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	ticks++;
+}
 
 #define TARGET(name)                                                                       \
 	static __attribute__((noinline)) int name(void)                                    \
@@ -89,6 +105,16 @@ int main(void)
 			printf("switch went wrong at round %d\n", r);
 		sum += tail(r % 2 ? t3 : t0);
 	}
+	/* Signals at a high rate while the switch's jump goes through its dispatch code. */
+	struct itimerval fast = { { 0, 20 }, { 0, 20 } }, off = { { 0, 0 }, { 0, 0 } };
+	long wrong = 0;
+
+	signal(SIGALRM, on_tick);
+	setitimer(ITIMER_REAL, &fast, NULL);
+	for (long i = 0; i < 1000000; i++)
+		wrong += switch_frameless((int)(i & 1)) != ((i & 1) ? 201 : 100);
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("switch under signals: %ld wrong\n", wrong);
 	probe("main");
 	printf("sum %ld\n", sum);
 	return 0;
