@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -154,17 +155,42 @@ int dacce_patch_mem_open(void)
 	/*
 	 * Opened per use: an fd kept across fork() would still name the parent.
 	 * thread-self, not self: once main has called pthread_exit, the process
-	 * leader has no memory left to open.
+	 * leader has no memory left to open.  A process that dropped privileges
+	 * (setuid in a child before exec) may not open it at all: then -1, and
+	 * writes go through mprotect instead.
 	 */
 	int fd = open("/proc/thread-self/mem", O_RDWR | O_CLOEXEC);
 
-	return fd < 0 ? -errno : fd;
+	if (fd >= 0)
+		return fd;
+	return errno == EACCES || errno == EPERM ? -1 : -errno;
+}
+
+/*
+ * The fallback: write permission added to the pages for the copy, never
+ * execute permission taken away (another thread may be running there).
+ * Program text is read+execute; only it and none of ours is written here.
+ */
+static int write_by_mprotect(uintptr_t addr, const void *bytes, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = addr & ~(page - 1), end = (addr + len + page - 1) & ~(page - 1);
+
+	if (mprotect((void *)start, end - start, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -errno;
+	memcpy((void *)addr, bytes, len);
+	if (mprotect((void *)start, end - start, PROT_READ | PROT_EXEC))
+		return -errno;
+	return 0;
 }
 
 int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len)
 {
-	ssize_t done = pwrite(mem, bytes, len, (off_t)addr);
+	ssize_t done;
 
+	if (mem == -1)
+		return write_by_mprotect(addr, bytes, len);
+	done = pwrite(mem, bytes, len, (off_t)addr);
 	if (done < 0)
 		return -errno;
 	return (size_t)done == len ? 0 : -EIO;
@@ -175,10 +201,11 @@ int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len)
 	int mem = dacce_patch_mem_open();
 	int err;
 
-	if (mem < 0)
+	if (mem < -1)
 		return mem;
 	err = dacce_patch_mem_write(mem, addr, bytes, len);
-	close(mem);
+	if (mem >= 0)
+		close(mem);
 	return err;
 }
 

@@ -63,7 +63,10 @@ int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len);
 
 /*
  * Many writes with the world stopped: open the process's memory once, write,
- * close it, then dacce_patch_sync_cores() before any thread runs the code.
+ * close it (when >= 0), then dacce_patch_sync_cores() before any thread runs
+ * the code.  Open gives -1 when the process may not open its own memory (it
+ * dropped privileges): writes then add write permission to the page for the
+ * copy.  Other negative values are errors.
  */
 int dacce_patch_mem_open(void);
 int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len);

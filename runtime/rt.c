@@ -107,7 +107,13 @@ void rt_unlock(const sigset_t *saved)
 
 _Noreturn void rt_fatal(const char *what, int err)
 {
+	struct sigaction dfl;
+
 	dacce_rt_log(true, "fatal: %s: %s", what, strerror(err < 0 ? -err : err));
+	/* The program's SIGABRT handler would wait for the runtime lock we may hold. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGABRT, &dfl, NULL);
 	abort();
 }
 
@@ -1129,7 +1135,7 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 		  void *ctx)
 {
 	int mem = dacce_patch_mem_open();
-	int err = mem < 0 ? mem : 0;
+	int err = mem < -1 ? mem : 0;
 
 	for (size_t i = 0; i < plan->n && !err; i++) {
 		const struct planned *p = &plan->items[i];
