@@ -409,9 +409,6 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
  */
 static bool can_borrow(const struct dacce_scan_site *s)
 {
-	/* A 4-byte P under a call needs a prefix (jump_prefixes): not taken. */
-	if (s->kind == DACCE_SITE_INDIRECT && s->prev_len == 4)
-		return false;
 	return (s->kind == DACCE_SITE_INDIRECT || s->kind == DACCE_SITE_TAIL_INDIRECT) &&
 	       s->len < 5 && s->prev &&
 	       s->prev + s->prev_len == s->addr && s->prev_len + s->len >= 5 &&
@@ -464,12 +461,7 @@ static bool landing_window(uintptr_t next, unsigned byte, int k, uintptr_t *lo, 
  */
 static unsigned jump_prefixes(const struct dacce_scan_site *s)
 {
-	/*
-	 * Calls take none: with a prefix, one call site in CPython (a 4-byte
-	 * load before `call *0x30(%rax)`) crashed its signal stress test, and
-	 * the cause is not understood yet (docs/runtime.md); such sites trap.
-	 */
-	unsigned p = s->prev_len == 4 && s->kind == DACCE_SITE_TAIL_INDIRECT ? 1 : 0;
+	unsigned p = s->prev_len == 4 ? 1 : 0;
 
 	while (p > 0 && 5 + p > (unsigned)s->prev_len + s->len)
 		p--;
@@ -1365,7 +1357,10 @@ uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 	return DACCE_NONE;
 }
 
-int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc)
+_Static_assert(sizeof(((struct dacce_rt_signal_save *)0)->tc_slot) ==
+		       sizeof(struct dacce_rt_tail_record), "a tail record fits the save");
+
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_signal_save *save)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 	sigset_t saved;
@@ -1373,6 +1368,8 @@ int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc)
 	if (!rt.enabled || !tls->cc_base)
 		return 0;
 	rt_lock(&saved);
+	save->cc_slot = *tls->cc_top;
+	memcpy(save->tc_slot, tls->tc_top, sizeof(save->tc_slot));
 	/* machine.h's nested root: push <id, edge, interrupted node>, id = maxID + 1. */
 	*tls->cc_top = (struct dacce_cc_entry){
 		.id = tls->id, .edge = root_edge, .aux = rt_node_at(tls, pc),
@@ -1383,7 +1380,7 @@ int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc)
 	return 1;
 }
 
-void dacce_rt_signal_leave(uint32_t root_edge)
+void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save *save)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
@@ -1391,6 +1388,9 @@ void dacce_rt_signal_leave(uint32_t root_edge)
 	if (tls->cc_top > tls->cc_base && tls->cc_top[-1].edge == root_edge) {
 		tls->cc_top--;
 		tls->id = tls->cc_top->id;
+		/* What the interrupted code may have written there, not yet published. */
+		*tls->cc_top = save->cc_slot;
+		memcpy(tls->tc_top, save->tc_slot, sizeof(save->tc_slot));
 	}
 	dacce_runtime_leave();
 }

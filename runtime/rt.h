@@ -44,8 +44,19 @@ void dacce_rt_mark_rewind(const void *env);
  * context (at pc).  Returns 1 when an entry was pushed (then leave it with
  * dacce_rt_signal_leave), 0 when the thread has no context.
  */
-int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc);
-void dacce_rt_signal_leave(uint32_t root_edge);
+/*
+ * The slots just above the tops of the two stacks, as the signal found
+ * them: generated code interrupted half way through a push has written its
+ * entry there without publishing it yet, and the handler's own pushes would
+ * write over it.  Leave puts them back.
+ */
+struct dacce_rt_signal_save {
+	struct dacce_cc_entry cc_slot;
+	uint8_t tc_slot[40];
+};
+
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_signal_save *save);
+void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save *save);
 
 /*
  * A thread of the runtime's own that is about to run program code (the

@@ -42,14 +42,16 @@ static void run_handler(int sig, siginfo_t *info, void *uc_void)
 {
 	const struct user_handler *h = &handlers[sig];
 	ucontext_t *uc = uc_void;
-	int pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+	struct dacce_rt_signal_save save;
+	int pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+					   &save);
 
 	if (h->act.sa_flags & SA_SIGINFO)
 		h->act.sa_sigaction(sig, info, uc_void);
 	else
 		h->act.sa_handler(sig);
 	if (pushed)
-		dacce_rt_signal_leave(h->root_edge);
+		dacce_rt_signal_leave(h->root_edge, &save);
 }
 
 static bool is_function(const struct sigaction *act)
