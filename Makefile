@@ -60,6 +60,54 @@ $(RT_LIB): $(RT_OBJS) $(CORE_PIC_LIB)
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,--version-script=runtime/libdacce.map -Wl,-z,now \
 		$(RT_OBJS) $(CORE_PIC_LIB) -o $@ $(RT_LDLIBS) $(CORE_LDLIBS)
 
+# ---------------------------------------------------------------- controller and CLI
+# `dacce` (user/): the controller, capture store and reports, with the BPF
+# programs of bpf/ built into it as libbpf skeletons.  user/main.c holds only
+# the command table, so the Check suites (tests/check_user_*.c) link the rest.
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+PROTO_SRCS := $(wildcard user/*.proto)
+PROTO_GEN := $(PROTO_SRCS:user/%.proto=$(BUILD)/gen/%.pb-c.c)
+USER_OBJS := $(USER_SRCS:%.c=$(BUILD)/obj/%.o) $(PROTO_GEN:%.c=%.o)
+DACCE_BIN := $(BUILD)/dacce
+USER_LDLIBS := -lbpf -lelf -ldw -lsqlite3 -lpfm -lprotobuf-c -lz -lstdc++ -lpthread
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/gen/%.skel.h)
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+CPPFLAGS += -Iuser -Ibpf -I$(BUILD)/gen
+
+$(BUILD)/gen/vmlinux.h:
+	$(call msg,BTF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)bpftool btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/gen/vmlinux.h
+	$(call msg,BPF,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/gen -Ibpf -Iinclude \
+		-idirafter /usr/include/$(shell $(CC) -dumpmachine) \
+		-Wall -Werror -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)bpftool gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: user/%.proto
+	$(call msg,PROTOC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)protoc-c --proto_path=user --c_out=$(BUILD)/gen $<
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) -std=gnu11 $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+# Generated headers come first: user objects include them.
+$(USER_OBJS) $(BUILD)/obj/user/main.o: | $(BPF_SKELS) $(PROTO_GEN)
+
+$(DACCE_BIN): $(BUILD)/obj/user/main.o $(USER_OBJS) $(CORE_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(USER_LDLIBS) $(CORE_LDLIBS)
+	$(Q)ln -sf dacce $(BUILD)/dacce-launch
+
 # ---------------------------------------------------------------- tests
 CHECK_SRCS := $(wildcard tests/check_*.c)
 CHECK_BINS := $(CHECK_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -77,7 +125,7 @@ FUZZ_SECONDS ?= 60
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-all: core $(if $(RT_SRCS),$(RT_LIB)) $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)
+all: core $(if $(RT_SRCS),$(RT_LIB)) $(if $(wildcard user/main.c),$(DACCE_BIN)) $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)
 
 core: $(CORE_LIB) $(CORE_PIC_LIB)
 
@@ -108,6 +156,11 @@ $(BUILD)/tests/check_rt_%: $(BUILD)/obj/tests/check_rt_%.o $(TEST_SUPPORT_OBJS) 
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(RT_LDLIBS) $(CORE_LDLIBS) $(CHECK_LIBS)
+
+$(BUILD)/tests/check_user_%: $(BUILD)/obj/tests/check_user_%.o $(TEST_SUPPORT_OBJS) $(USER_OBJS) $(CORE_LIB)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(USER_LDLIBS) $(CORE_LDLIBS) $(CHECK_LIBS)
 
 $(BUILD)/tests/check_%: $(BUILD)/obj/tests/check_%.o $(TEST_SUPPORT_OBJS) $(CORE_LIB)
 	$(call msg,LD,$@)
@@ -177,7 +230,9 @@ fuzz: $(FUZZ_DICT)
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libzydis-dev libzycore-dev libelf-dev libdw-dev \
-	python3 perl bzip2 gzip xz-utils zstd sqlite3 tar time git
+	libbpf-dev bpftool systemtap-sdt-dev libsqlite3-dev libpfm4-dev \
+	libprotobuf-c-dev protobuf-c-compiler golang-go \
+	python3 perl lua5.4 bzip2 gzip xz-utils zstd sqlite3 tar time git
 
 deps:
 	$(Q)if command -v apt-get >/dev/null; then \

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "codecache.h"
+#include "probes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -229,6 +230,7 @@ static int add_region(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_
 	if (err)
 		return err;
 	cache->regions[cache->n++] = region;
+	DACCE_PROBE(code_region, region.exec, region.size);
 	return 0;
 }
 
@@ -360,6 +362,7 @@ int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, ui
 	region.window_page = true;
 	region.used = region.size; /* never carved by dacce_codecache_alloc */
 	cache->regions[cache->n++] = region;
+	DACCE_PROBE(code_region, region.exec, region.size);
 	return window_carve(&cache->regions[cache->n - 1], lo, hi, len, exec, write) ? 0 : -ENOSPC;
 }
 

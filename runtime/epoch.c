@@ -41,7 +41,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dict_io.h"
 #include "patch.h"
+#include "probes.h"
 #include "rt.h"
 #include "rt_state.h"
 #include "stop.h"
@@ -391,6 +393,18 @@ static int encode_next(struct dacce_dict **next)
 	return err;
 }
 
+void dacce_epoch_announce(const struct dacce_dict *dict, long pause_ns)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	if (DACCE_PROBE_EPOCH_WANTED() && dacce_dict_serialize(dict, &buf, &len))
+		buf = NULL, len = 0; /* the tracer learns the epoch without its dictionary */
+	DACCE_PROBE(epoch, dict->epoch, dict->max_id, dict->n_nodes, dict->n_edges, buf, len,
+		    pause_ns);
+	free(buf);
+}
+
 /* One re-encoding: 0 when installed, -EAGAIN or -ENOLINK when not now. */
 static int reencode(void)
 {
@@ -432,6 +446,7 @@ static int reencode(void)
 	ep.pause_total_ns += pause;
 	if (pause > ep.pause_max_ns)
 		ep.pause_max_ns = pause;
+	dacce_epoch_announce(rt.dict, pause);
 	dacce_rt_log(false, "epoch %llu installed: %u edges, maxID %llu, threads paused %ld us",
 		     (unsigned long long)epoch, rt.graph->n_edges,
 		     (unsigned long long)rt.dict->max_id, pause / 1000);

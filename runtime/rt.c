@@ -42,6 +42,7 @@
 #include "modules.h"
 #include "ops.h"
 #include "patch.h"
+#include "probes.h"
 #include "reload.h"
 #include "scan.h"
 #include "tail.h"
@@ -119,9 +120,50 @@ _Noreturn void rt_fatal(const char *what, int err)
 
 /* ------------------------------------------------------------------ nodes */
 
-static int graph_module_of(const struct dacce_module_info *m, uint32_t *module)
+/* Tracers replay graph insertions in order (probes.h): each new module, node and edge is announced. */
+static int add_module(const struct dacce_module_info *m, uint32_t *module)
 {
-	return dacce_graph_add_module(rt.graph, m->build_id, m->build_id_len, module);
+	uint32_t before = rt.graph->n_modules;
+	int err;
+
+	if (m)
+		err = dacce_graph_add_module(rt.graph, m->build_id, m->build_id_len, module);
+	else
+		err = dacce_graph_add_module(rt.graph, NULL, 0, module);
+	if (!err && *module >= before)
+		DACCE_PROBE(module, (int64_t)*module, m ? m->path : "", m ? m->bias : 0,
+			    m ? m->start : 0, m ? m->end : 0, m ? m->build_id : NULL,
+			    m ? m->build_id_len : 0);
+	return err;
+}
+
+static int add_node(uint32_t module, uint64_t offset, uint64_t size, uint32_t *node)
+{
+	uint32_t before = rt.graph->n_nodes;
+	int err = dacce_graph_add_node(rt.graph, module, offset, node);
+
+	if (!err && *node >= before)
+		DACCE_PROBE(node, *node, module, offset, size);
+	return err;
+}
+
+static void announce_edge(uint32_t edge)
+{
+	const struct dacce_edge *e = &rt.graph->edges[edge];
+	const struct dacce_site *s = &rt.graph->sites[e->site];
+
+	DACCE_PROBE(edge, edge, e->caller, e->callee, e->kind, s->module, s->offset, e->flags);
+}
+
+/* Every module of a scan, for tracers that name addresses outside the graph (library code). */
+static void announce_scan(const struct dacce_modules *mods)
+{
+	for (size_t i = 0; i < mods->n; i++) {
+		const struct dacce_module_info *m = &mods->mods[i];
+
+		DACCE_PROBE(module, (int64_t)-1, m->path, m->bias, m->start, m->end, m->build_id,
+			    m->build_id_len);
+	}
 }
 
 /*
@@ -140,7 +182,8 @@ static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **f
 		f = dacce_funcs_find(&rt.exe_funcs, target);
 		if (f && f->start == target && !dacce_funcs_in_plt(&rt.exe_funcs, target))
 			*fn = f;
-		return dacce_graph_add_node(rt.graph, rt.exe_module, target - rt.exe->bias, node);
+		return add_node(rt.exe_module, target - rt.exe->bias, *fn ? f->end - f->start : 0,
+				node);
 	}
 	m = dacce_modules_find(&rt.modules, target);
 	if (!m && dacce_modules_changed(&rt.modules)) {
@@ -149,22 +192,33 @@ static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **f
 		err = dacce_modules_scan(&rt.modules);
 		if (err)
 			return err;
+		announce_scan(&rt.modules);
 		m = dacce_modules_find(&rt.modules, target);
 	}
 	if (!m) {
 		/* Code in no module (generated at run time): named by its address. */
-		err = dacce_graph_add_module(rt.graph, NULL, 0, &module);
+		err = add_module(NULL, &module);
 		if (err)
 			return err;
-		return dacce_graph_add_node(rt.graph, module, target & DACCE_OFFSET_MAX, node);
+		return add_node(module, target & DACCE_OFFSET_MAX, 0, node);
 	}
-	err = graph_module_of(m, &module);
+	err = add_module(m, &module);
 	if (err)
 		return err;
-	return dacce_graph_add_node(rt.graph, module, target - m->bias, node);
+	return add_node(module, target - m->bias, 0, node);
 }
 
 /* ------------------------------------------------------------------ sites */
+
+/* Code for site index starts at entry: a PC there is still in the site's function. */
+static int note_entry(uintptr_t entry, uint32_t index)
+{
+	int err = dacce_hashmap_put(&rt.entry_site, entry, index);
+
+	if (!err)
+		DACCE_PROBE(code_entry, entry, rt.graph->sites[index].caller);
+	return err;
+}
 
 static int reserve_sites(uint32_t count)
 {
@@ -341,7 +395,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	if (b.overflow)
 		return -ENOSPC;
 	rt.n_trampolines++;
-	err = dacce_hashmap_put(&rt.entry_site, *entry, index);
+	err = note_entry(*entry, index);
 	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
 }
 
@@ -393,7 +447,7 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 	if (b.overflow)
 		return -ENOSPC;
 	rt.n_trampolines++;
-	err = dacce_hashmap_put(&rt.entry_site, *entry, index);
+	err = note_entry(*entry, index);
 	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
 }
 
@@ -495,7 +549,7 @@ static int make_landing(struct rt_site *site, uint32_t index)
 	x86_init(&b, write, LANDING_LEN, site->landing);
 	x86_jmp_rip_slot(&b, slot);
 	site->landing_slot = slot;
-	return b.overflow ? -ENOSPC : dacce_hashmap_put(&rt.entry_site, site->landing, index);
+	return b.overflow ? -ENOSPC : note_entry(site->landing, index);
 }
 
 /* Points a borrowed site's landing at its dispatch code (an aligned 8-byte store: atomic). */
@@ -674,17 +728,20 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 {
 	const struct dacce_func *fn;
-	uint32_t node;
+	uint32_t node, before;
 	int err;
 
 	err = node_at(target, &node, &fn);
 	if (!err && fn)
 		err = decode_function(fn, node);
+	before = rt.graph->n_edges;
 	if (!err)
 		err = dacce_graph_add_edge(rt.graph, site, node, edge);
 	/* A call out of instrumented code stays on the ccStack in every epoch (graph.h). */
 	if (!err && !fn)
 		err = dacce_graph_pin_edge(rt.graph, *edge);
+	if (!err && *edge >= before)
+		announce_edge(*edge);
 	if (!err)
 		dacce_epoch_new_edge();
 	return err;
@@ -750,7 +807,7 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 	}
 	*built = op;
 	/* A thread stopped on the entry is at the site, in its function. */
-	return err ? err : dacce_hashmap_put(&rt.entry_site, *entry, site_index);
+	return err ? err : note_entry(*entry, site_index);
 }
 
 /* A jcc rel32 (0f 8x rel32): it can jump to a trampoline itself, the condition evaluated natively. */
@@ -1176,7 +1233,7 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge)
 {
 	const struct dacce_func *f;
-	uint32_t node;
+	uint32_t node, before;
 	sigset_t saved;
 	int err;
 
@@ -1184,11 +1241,14 @@ int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge)
 	err = node_at(fn, &node, &f);
 	if (!err && f)
 		err = decode_function(f, node);
+	before = rt.graph->n_edges;
 	if (!err)
 		err = dacce_graph_add_root_edge(rt.graph, (enum dacce_root_site)root_kind, node, edge);
 	/* A root in code we leave alone: what it calls back is partial, never encoded. */
 	if (!err && !f)
 		err = dacce_graph_pin_edge(rt.graph, *edge);
+	if (!err && *edge >= before)
+		announce_edge(*edge);
 	rt_unlock(&saved);
 	return err;
 }
@@ -1234,6 +1294,7 @@ int dacce_rt_thread_begin(uint32_t root_edge)
 			*tls->cc_top++ = (struct dacce_cc_entry){ .id = 0, .edge = root_edge, .aux = 0 };
 			tls->id = op.reset_id;
 		}
+		DACCE_PROBE(thread, root_edge);
 	}
 	rt_unlock(&saved);
 out:
@@ -1639,9 +1700,17 @@ static int load_program(void)
 	err = dacce_module_unwinds_exceptions(rt.exe);
 	if (err > 0)
 		return -ENOTSUP; /* see traits.h: refused rather than risk std::terminate */
+	{
+		/* In a register: tracers cannot read a RIP-relative probe argument. */
+		int64_t tpoff = rt.tpoff;
+
+		__asm__("" : "+r"(tpoff));
+		DACCE_PROBE(start, tpoff, DACCE_TLS_LAYOUT_VERSION, rt.exe->path);
+	}
+	announce_scan(&rt.modules);
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
 	if (!err)
-		err = graph_module_of(rt.exe, &rt.exe_module);
+		err = add_module(rt.exe, &rt.exe_module);
 	rt.exe_cfa = dacce_cfa_open(rt.exe); /* optional: without it, tail calls are guessed */
 	return err;
 }
@@ -1701,6 +1770,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	err = dacce_encode(rt.graph, &opts, &rt.dict);
 	if (err)
 		return err;
+	dacce_epoch_announce(rt.dict, 0);
 	/* Pages of counters are only touched for edges that get pushed. */
 	rt.edge_hits = mmap(NULL, RT_MAX_COUNTED_EDGES * sizeof(*rt.edge_hits),
 			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

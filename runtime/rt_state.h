@@ -142,6 +142,8 @@ void dacce_epoch_after_fork(void);
 void dacce_epoch_new_edge(void);
 /* Wakes the policy thread (a thread ended: it checks whether it is the last one). */
 void dacce_epoch_nudge(void);
+/* Fires the epoch probe for dict (probes.h), serialising it only when a tracer listens. */
+void dacce_epoch_announce(const struct dacce_dict *dict, long pause_ns);
 /* The dictionary of an epoch of this process (rt.lock held), or NULL. */
 const struct dacce_dict *dacce_epoch_dict(uint64_t epoch);
 /* One line for the exit summary. */

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The kernel side of a capture: forwards what the runtime announces through
+ * its USDT probes (runtime/probes.h), follows processes and threads through
+ * sched tracepoints, and samples each followed thread's context on a perf
+ * event by reading its TLS block (runtime/tls.h) at fsbase + tls_tpoff.
+ * Everything goes out through one ring buffer; nothing here writes user memory.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "dacce_events.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* The runtime's TLS layout this program reads (runtime/tls.h, DACCE_TLS_LAYOUT_VERSION 2). */
+#define TLS_LAYOUT_VERSION 2
+struct dacce_tls_block {
+	__u64 id;
+	__u64 cc_top;
+	__u64 cc_base;
+	__u64 tc_top;
+	__u64 tc_base;
+	__u64 epoch;
+	__u64 flags;
+	__u64 reset_id;
+};
+#define CC_ENTRY_SIZE 16
+/* A ccStack deeper than this is not believed (runtime/rt.c reserves less). */
+#define CC_DEPTH_SANE (1u << 28)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct dacce_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20); /* the controller may resize before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DACCE_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static void count(enum dacce_counter which)
+{
+	__u32 key = which;
+	__u64 *value = bpf_map_lookup_elem(&counters, &key);
+
+	if (value)
+		*value += 1;
+}
+
+static struct dacce_proc *followed(__u32 tgid)
+{
+	struct dacce_proc *proc = bpf_map_lookup_elem(&procs, &tgid);
+
+	return proc && (proc->flags & DACCE_PROC_FOLLOW) ? proc : 0;
+}
+
+static void fill_header(struct dacce_ev_header *h, enum dacce_event_type type)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->tgid = pid_tgid >> 32;
+	h->tid = (__u32)pid_tgid;
+	h->cpu = bpf_get_smp_processor_id();
+	h->time_ns = bpf_ktime_get_ns();
+}
+
+/* Reserves a record for the current process if it is followed; counts a loss when full. */
+static void *reserve(__u64 size, enum dacce_event_type type)
+{
+	struct dacce_ev_header *h;
+
+	if (!followed(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	h = bpf_ringbuf_reserve(&events, size, 0);
+	if (!h) {
+		count(DACCE_CNT_LOST_RECORDS);
+		return 0;
+	}
+	fill_header(h, type);
+	return h;
+}
+
+#define RESERVE(type_struct, type) ((struct type_struct *)reserve(sizeof(struct type_struct), type))
+
+/* Reads task's context block; the innermost ccStack entries, outermost of them first. */
+static void read_context(struct task_struct *task, __s64 tpoff, struct dacce_ev_context *out)
+{
+	struct dacce_tls_block tls;
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
+	__u64 depth, n;
+
+	out->flags = 0;
+	out->depth = 0;
+	out->n_entries = 0;
+	if (!fsbase || bpf_probe_read_user(&tls, sizeof(tls), (void *)(fsbase + tpoff))) {
+		out->flags = DACCE_CTX_READ_FAILED;
+		return;
+	}
+	out->epoch = tls.epoch;
+	out->id = tls.id;
+	out->reset_id = tls.reset_id;
+	out->flags = DACCE_CTX_VALID;
+	if (!tls.cc_base || tls.cc_top < tls.cc_base) {
+		out->flags |= DACCE_CTX_NO_STACK;
+		return;
+	}
+	depth = (tls.cc_top - tls.cc_base) / CC_ENTRY_SIZE;
+	if (depth > CC_DEPTH_SANE) {
+		out->flags = DACCE_CTX_READ_FAILED;
+		return;
+	}
+	n = depth < DACCE_BPF_CC_ENTRIES ? depth : DACCE_BPF_CC_ENTRIES;
+	out->depth = depth;
+	if (depth > n)
+		out->flags |= DACCE_CTX_TRUNCATED;
+	if (n == 0)
+		return;
+	n &= 0x1ff; /* the verifier's bound; n <= DACCE_BPF_CC_ENTRIES already */
+	if (n > DACCE_BPF_CC_ENTRIES)
+		return;
+	if (bpf_probe_read_user(out->entries, n * CC_ENTRY_SIZE,
+				(void *)(tls.cc_top - n * CC_ENTRY_SIZE))) {
+		out->flags |= DACCE_CTX_READ_FAILED;
+		return;
+	}
+	out->n_entries = n;
+}
+
+/* ------------------------------------------------------------------ runtime probes */
+
+SEC("usdt")
+int BPF_USDT(on_start, __s64 tpoff, __u32 layout_version, const char *exe)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct dacce_proc *proc = followed(tgid);
+	struct dacce_ev_start *ev;
+
+	if (!proc)
+		return 0;
+	if (layout_version == TLS_LAYOUT_VERSION) {
+		proc->tls_tpoff = tpoff;
+		proc->flags |= DACCE_PROC_RUNTIME;
+	}
+	ev = RESERVE(dacce_ev_start, DACCE_EV_START);
+	if (!ev)
+		return 0;
+	ev->tls_tpoff = tpoff;
+	ev->layout_version = layout_version;
+	bpf_probe_read_user_str(ev->exe, sizeof(ev->exe), exe);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_module, __s64 graph_module, const char *path, __u64 bias, __u64 start, __u64 end,
+	     const void *build_id, __u64 build_id_len)
+{
+	struct dacce_ev_module *ev = RESERVE(dacce_ev_module, DACCE_EV_MODULE);
+
+	if (!ev)
+		return 0;
+	ev->graph_module = graph_module;
+	ev->bias = bias;
+	ev->start = start;
+	ev->end = end;
+	ev->build_id_len = 0;
+	if (build_id && build_id_len && build_id_len <= DACCE_BPF_BUILD_ID_MAX &&
+	    !bpf_probe_read_user(ev->build_id, build_id_len & (DACCE_BPF_BUILD_ID_MAX * 2 - 1),
+				 build_id))
+		ev->build_id_len = build_id_len;
+	ev->path[0] = 0;
+	if (path)
+		bpf_probe_read_user_str(ev->path, sizeof(ev->path), path);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_node, __u32 node, __u32 module, __u64 offset, __u64 size)
+{
+	struct dacce_ev_node *ev = RESERVE(dacce_ev_node, DACCE_EV_NODE);
+
+	if (!ev)
+		return 0;
+	ev->node = node;
+	ev->module = module;
+	ev->offset = offset;
+	ev->size = size;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_edge, __u32 edge, __u32 caller, __u32 callee, __u8 kind, __u32 site_module,
+	     __u64 site_offset, __u8 flags)
+{
+	struct dacce_ev_edge *ev = RESERVE(dacce_ev_edge, DACCE_EV_EDGE);
+
+	if (!ev)
+		return 0;
+	ev->edge = edge;
+	ev->caller = caller;
+	ev->callee = callee;
+	ev->kind = kind;
+	ev->site_module = site_module;
+	ev->site_offset = site_offset;
+	ev->flags = flags;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_code_region, __u64 start, __u64 size)
+{
+	struct dacce_ev_code_region *ev = RESERVE(dacce_ev_code_region, DACCE_EV_CODE_REGION);
+
+	if (!ev)
+		return 0;
+	ev->start = start;
+	ev->size = size;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_code_entry, __u64 address, __u32 site_caller)
+{
+	struct dacce_ev_code_entry *ev = RESERVE(dacce_ev_code_entry, DACCE_EV_CODE_ENTRY);
+
+	if (!ev)
+		return 0;
+	ev->address = address;
+	ev->site_caller = site_caller;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+struct chunk_walk {
+	const __u8 *dict;
+	__u64 len, epoch;
+};
+
+static long send_chunk(__u32 index, struct chunk_walk *walk)
+{
+	struct dacce_ev_dict_chunk *ev;
+	__u64 offset = (__u64)index * DACCE_BPF_CHUNK, len;
+
+	if (offset >= walk->len)
+		return 1;
+	len = walk->len - offset;
+	if (len > DACCE_BPF_CHUNK)
+		len = DACCE_BPF_CHUNK;
+	ev = RESERVE(dacce_ev_dict_chunk, DACCE_EV_DICT_CHUNK);
+	if (!ev)
+		return 1; /* counted; the controller sees the dictionary incomplete */
+	ev->epoch = walk->epoch;
+	ev->offset = offset;
+	ev->len = len;
+	if (bpf_probe_read_user(ev->data, len & (DACCE_BPF_CHUNK * 2 - 1), walk->dict + offset))
+		ev->len = 0;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_epoch, __u64 epoch, __u64 max_id, __u32 n_nodes, __u32 n_edges, const void *dict,
+	     __u64 dict_len, __s64 pause_ns)
+{
+	struct dacce_ev_epoch *ev = RESERVE(dacce_ev_epoch, DACCE_EV_EPOCH);
+	struct chunk_walk walk = { .dict = dict, .len = dict_len, .epoch = epoch };
+	__u32 n_chunks;
+
+	if (!ev)
+		return 0;
+	ev->epoch = epoch;
+	ev->max_id = max_id;
+	ev->n_nodes = n_nodes;
+	ev->n_edges = n_edges;
+	ev->dict_len = dict_len;
+	ev->pause_ns = pause_ns;
+	ev->flags = 0;
+	if (!dict || !dict_len || dict_len > DACCE_BPF_DICT_MAX) {
+		if (dict_len > DACCE_BPF_DICT_MAX)
+			count(DACCE_CNT_DICT_TOO_BIG);
+		ev->flags = DACCE_EPOCH_DICT_MISSING;
+		walk.len = 0;
+	}
+	n_chunks = (walk.len + DACCE_BPF_CHUNK - 1) / DACCE_BPF_CHUNK;
+	ev->n_chunks = n_chunks;
+	bpf_ringbuf_submit(ev, 0);
+	if (n_chunks)
+		bpf_loop(n_chunks, send_chunk, &walk, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_thread, __u32 root_edge)
+{
+	struct dacce_ev_thread *ev = RESERVE(dacce_ev_thread, DACCE_EV_THREAD);
+
+	if (!ev)
+		return 0;
+	ev->root_edge = root_edge;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ processes and threads */
+
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct dacce_proc *proc = followed(tgid);
+	struct dacce_ev_fork *ev;
+	__u32 child_tgid;
+
+	if (!proc)
+		return 0;
+	child_tgid = BPF_CORE_READ(child, tgid);
+	/* A new process inherits the runtime's state, TLS offset included. */
+	if (child_tgid != tgid)
+		bpf_map_update_elem(&procs, &child_tgid, proc, BPF_ANY);
+	ev = RESERVE(dacce_ev_fork, DACCE_EV_FORK);
+	if (!ev)
+		return 0;
+	ev->child_tid = BPF_CORE_READ(child, pid);
+	ev->child_tgid = child_tgid;
+	ev->ctx.flags = 0;
+	ev->ctx.depth = 0;
+	ev->ctx.n_entries = 0;
+	if (proc->flags & DACCE_PROC_RUNTIME)
+		read_context(bpf_get_current_task_btf(), proc->tls_tpoff, &ev->ctx);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+/* Raw tracepoints: they need no tracefs mounted, and give the task structs themselves. */
+SEC("raw_tp/sched_process_exit")
+int on_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct dacce_ev_exit *ev = RESERVE(dacce_ev_exit, DACCE_EV_EXIT);
+	int live;
+
+	if (!ev)
+		return 0;
+	live = BPF_CORE_READ(task, signal, live.counter);
+	ev->group_dead = live == 0;
+	bpf_ringbuf_submit(ev, 0);
+	if (live == 0)
+		bpf_map_delete_elem(&procs, &tgid);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[2];
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct dacce_proc *proc = followed(tgid);
+	struct dacce_ev_exec *ev;
+
+	if (!proc)
+		return 0;
+	/* A new image: its runtime, if preloaded again, announces itself anew. */
+	proc->flags &= ~DACCE_PROC_RUNTIME;
+	ev = RESERVE(dacce_ev_exec, DACCE_EV_EXEC);
+	if (!ev)
+		return 0;
+	bpf_probe_read_kernel_str(ev->filename, sizeof(ev->filename), BPF_CORE_READ(bprm, filename));
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ sampling */
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
+	struct dacce_ev_sample *ev;
+	struct dacce_proc *proc;
+	struct pt_regs *user;
+
+	proc = followed(tgid);
+	if (!proc || !tgid)
+		return 0;
+	count(DACCE_CNT_SAMPLES);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(DACCE_CNT_LOST_SAMPLES);
+		return 0;
+	}
+	fill_header(&ev->h, DACCE_EV_SAMPLE);
+	task = bpf_get_current_task_btf();
+	user = (struct pt_regs *)bpf_task_pt_regs(task);
+	ev->pc = BPF_CORE_READ(user, ip);
+	ev->sp = BPF_CORE_READ(user, sp);
+	/* Kernel text is in the upper half: below it, the sample interrupted user code. */
+	ev->flags = ctx->regs.ip < 0x800000000000ull ? DACCE_SAMPLE_USER : 0;
+	ev->ctx.flags = 0;
+	ev->ctx.depth = 0;
+	ev->ctx.n_entries = 0;
+	if (proc->flags & DACCE_PROC_RUNTIME)
+		read_context(task, proc->tls_tpoff, &ev->ctx);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}

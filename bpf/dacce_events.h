@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records that bpf/dacce.bpf.c sends to the controller through the ring
+ * buffer, and the maps the controller fills.  Shared by the BPF program and
+ * user/: plain fixed-size structs, __u types only.
+ */
+#ifndef DACCE_BPF_EVENTS_H
+#define DACCE_BPF_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* ccStack entries copied per context: the innermost ones; deeper ones are flagged. */
+#define DACCE_BPF_CC_ENTRIES 256
+#define DACCE_BPF_PATH_MAX 256
+#define DACCE_BPF_BUILD_ID_MAX 64
+/* Dictionaries travel in chunks of this many bytes. */
+#define DACCE_BPF_CHUNK 8192
+/* Largest dictionary carried out (bigger ones are announced, flagged and skipped). */
+#define DACCE_BPF_DICT_MAX (64u << 20)
+
+enum dacce_event_type {
+	DACCE_EV_START = 1,
+	DACCE_EV_MODULE,
+	DACCE_EV_NODE,
+	DACCE_EV_EDGE,
+	DACCE_EV_CODE_REGION,
+	DACCE_EV_CODE_ENTRY,
+	DACCE_EV_EPOCH,
+	DACCE_EV_DICT_CHUNK,
+	DACCE_EV_THREAD,
+	DACCE_EV_FORK,	/* a process or thread created (with the creator's context) */
+	DACCE_EV_EXIT,	/* a thread exited */
+	DACCE_EV_EXEC,	/* a process replaced its image */
+	DACCE_EV_SAMPLE,
+};
+
+struct dacce_ev_header {
+	__u32 type;
+	__u32 tgid;
+	__u32 tid;
+	__u32 cpu;
+	__u64 time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+};
+
+/* Context flags. */
+#define DACCE_CTX_VALID 0x1	    /* the TLS block was read */
+#define DACCE_CTX_TRUNCATED 0x2	    /* depth > entries copied: outermost entries missing */
+#define DACCE_CTX_NO_STACK 0x4	    /* the thread has no ccStack (not started, or outside) */
+#define DACCE_CTX_READ_FAILED 0x8   /* a read of user memory failed (page not present) */
+
+/* A thread's context as read from its TLS block (runtime/tls.h) by BPF. */
+struct dacce_ev_context {
+	__u64 epoch;
+	__u64 id;
+	__u64 reset_id;
+	__u32 depth;	 /* entries on the ccStack */
+	__u32 n_entries; /* the innermost ones copied below, outermost first */
+	__u32 flags;	 /* DACCE_CTX_* */
+	__u32 pad;
+	struct {
+		__u64 id;
+		__u32 edge;
+		__u32 aux;
+	} entries[DACCE_BPF_CC_ENTRIES];
+};
+
+struct dacce_ev_start {
+	struct dacce_ev_header h;
+	__s64 tls_tpoff;
+	__u32 layout_version;
+	__u32 pad;
+	char exe[DACCE_BPF_PATH_MAX];
+};
+
+struct dacce_ev_module {
+	struct dacce_ev_header h;
+	__s64 graph_module; /* -1: seen by a scan, not in the graph yet */
+	__u64 bias, start, end;
+	__u32 build_id_len;
+	__u32 pad;
+	__u8 build_id[DACCE_BPF_BUILD_ID_MAX];
+	char path[DACCE_BPF_PATH_MAX];
+};
+
+struct dacce_ev_node {
+	struct dacce_ev_header h;
+	__u32 node, module;
+	__u64 offset, size;
+};
+
+struct dacce_ev_edge {
+	struct dacce_ev_header h;
+	__u32 edge, caller, callee, site_module;
+	__u64 site_offset;
+	__u8 kind, flags;
+	__u8 pad[6];
+};
+
+struct dacce_ev_code_region {
+	struct dacce_ev_header h;
+	__u64 start, size;
+};
+
+struct dacce_ev_code_entry {
+	struct dacce_ev_header h;
+	__u64 address;
+	__u32 site_caller;
+	__u32 pad;
+};
+
+#define DACCE_EPOCH_DICT_MISSING 0x1 /* too big, or the runtime could not serialise it */
+
+struct dacce_ev_epoch {
+	struct dacce_ev_header h;
+	__u64 epoch, max_id;
+	__u32 n_nodes, n_edges;
+	__u64 dict_len;
+	__s64 pause_ns;
+	__u32 flags;
+	__u32 n_chunks; /* DACCE_EV_DICT_CHUNK records that follow */
+};
+
+struct dacce_ev_dict_chunk {
+	struct dacce_ev_header h;
+	__u64 epoch;
+	__u32 offset, len;
+	__u8 data[DACCE_BPF_CHUNK];
+};
+
+struct dacce_ev_thread {
+	struct dacce_ev_header h;
+	__u32 root_edge;
+	__u32 pad;
+};
+
+struct dacce_ev_fork {
+	struct dacce_ev_header h; /* tgid/tid: the creator */
+	__u32 child_tid;
+	__u32 child_tgid;	   /* == creator's tgid for a thread */
+	struct dacce_ev_context ctx; /* the creator's context at the clone */
+};
+
+struct dacce_ev_exit {
+	struct dacce_ev_header h;
+	__u32 group_dead; /* the whole process ended */
+	__u32 pad;
+};
+
+struct dacce_ev_exec {
+	struct dacce_ev_header h;
+	char filename[DACCE_BPF_PATH_MAX];
+};
+
+#define DACCE_SAMPLE_USER 0x1 /* the sample interrupted user mode (else a syscall/kernel) */
+
+struct dacce_ev_sample {
+	struct dacce_ev_header h;
+	__u64 pc, sp;
+	__u32 flags;
+	__u32 pad;
+	struct dacce_ev_context ctx;
+};
+
+/* Per-process state in the procs map (key: tgid). */
+#define DACCE_PROC_FOLLOW 0x1  /* a process of this capture */
+#define DACCE_PROC_RUNTIME 0x2 /* the runtime started in it: tls_tpoff is valid */
+
+struct dacce_proc {
+	__s64 tls_tpoff;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* Counters (a per-CPU array indexed by these). */
+enum dacce_counter {
+	DACCE_CNT_LOST_RECORDS = 0, /* ring buffer full */
+	DACCE_CNT_LOST_SAMPLES,
+	DACCE_CNT_SAMPLES,
+	DACCE_CNT_DICT_TOO_BIG,
+	DACCE_CNT_MAX,
+};
+
+#endif

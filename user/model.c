@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: MIT
+/* A capture read back, and samples resolved against it (see model.h). */
+#include "model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dacce_events.h"
+#include "dict_io.h"
+
+/* Row limits of one ancestor in a fork child's view: rows below them were inherited. */
+struct limits {
+	uint64_t modules, nodes, edges, epoch;
+};
+
+#define NO_LIMIT UINT64_MAX
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static void *grow(void *array, size_t *cap, size_t need, size_t size)
+{
+	size_t cap_new = *cap ? *cap : 16;
+	void *grown;
+
+	if (need <= *cap)
+		return array;
+	while (cap_new < need)
+		cap_new *= 2;
+	grown = realloc(array, cap_new * size);
+	if (grown)
+		*cap = cap_new;
+	return grown;
+}
+
+#define GROW(array, cap, need)                                                     \
+	({                                                                         \
+		void *grown_ = grow((array), &(cap), (need), sizeof(*(array)));    \
+		if (grown_)                                                        \
+			(array) = grown_;                                          \
+		grown_ != NULL;                                                    \
+	})
+
+static int64_t column_or(sqlite3_stmt *stmt, int col, int64_t fallback)
+{
+	return sqlite3_column_type(stmt, col) == SQLITE_NULL ? fallback
+							       : sqlite3_column_int64(stmt, col);
+}
+
+/* ------------------------------------------------------------------ loading */
+
+struct loader {
+	struct dacce_model *model;
+	struct dacce_model_proc *proc;
+	size_t cap_modules, cap_epochs, cap_regions, cap_threads;
+	int err;
+};
+
+static sqlite3_stmt *query(struct loader *l, const char *sql, int64_t proc)
+{
+	sqlite3_stmt *stmt = dacce_store_prepare(l->model->store, sql);
+
+	if (!stmt) {
+		l->err = -EIO;
+		return NULL;
+	}
+	sqlite3_bind_int64(stmt, 1, proc);
+	return stmt;
+}
+
+static void graph_failed(struct dacce_model_proc *proc, const char *what)
+{
+	if (!proc->graph_error)
+		proc->graph_error = strdup(what);
+}
+
+static void load_graph_modules(struct loader *l, int64_t row, const struct limits *lim)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT idx, build_id FROM modules WHERE proc = ?1 AND "
+				      "idx IS NOT NULL ORDER BY idx, rowid", row);
+	struct dacce_model_proc *p = l->proc;
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		int64_t idx = sqlite3_column_int64(stmt, 0);
+		const void *id = sqlite3_column_blob(stmt, 1);
+		int id_len = sqlite3_column_bytes(stmt, 1);
+		uint32_t got;
+
+		if ((uint64_t)idx >= lim->modules || idx < p->graph->n_modules)
+			continue;
+		if (dacce_graph_add_module(p->graph, id, id ? (size_t)id_len : 0, &got) ||
+		    got != (uint64_t)idx)
+			graph_failed(p, "module records are missing");
+	}
+	sqlite3_finalize(stmt);
+}
+
+static void load_nodes(struct loader *l, int64_t row, const struct limits *lim)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT idx, module, offset, size FROM nodes WHERE proc = ?1 "
+				      "ORDER BY idx", row);
+	struct dacce_model_proc *p = l->proc;
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		int64_t idx = sqlite3_column_int64(stmt, 0);
+		uint64_t *sizes;
+		uint32_t got;
+
+		if ((uint64_t)idx >= lim->nodes || idx < p->graph->n_nodes)
+			continue;
+		if (dacce_graph_add_node(p->graph, (uint32_t)sqlite3_column_int64(stmt, 1),
+					 (uint64_t)sqlite3_column_int64(stmt, 2), &got) ||
+		    got != (uint64_t)idx) {
+			graph_failed(p, "node records are missing");
+			continue;
+		}
+		sizes = realloc(p->node_size, (got + 1) * sizeof(*sizes));
+		if (!sizes) {
+			l->err = -ENOMEM;
+			break;
+		}
+		p->node_size = sizes;
+		p->node_size[got] = (uint64_t)sqlite3_column_int64(stmt, 3);
+	}
+	sqlite3_finalize(stmt);
+}
+
+static int replay_edge(struct dacce_graph *g, uint32_t caller, uint32_t callee, uint8_t kind,
+		       uint32_t site_module, uint64_t site_offset, uint32_t *edge)
+{
+	uint32_t site;
+	int err;
+
+	if (dacce_site_kind_is_root(kind))
+		return dacce_graph_add_root_edge(g, (enum dacce_root_site)(kind - DACCE_SITE_ROOT_MAIN),
+						 callee, edge);
+	err = dacce_graph_add_site(g, caller, site_module, site_offset, kind, &site);
+	return err ? err : dacce_graph_add_edge(g, site, callee, edge);
+}
+
+static void load_edges(struct loader *l, int64_t row, const struct limits *lim)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT idx, caller, callee, kind, site_module, site_offset, "
+				      "flags FROM edges WHERE proc = ?1 ORDER BY idx", row);
+	struct dacce_model_proc *p = l->proc;
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		int64_t idx = sqlite3_column_int64(stmt, 0);
+		uint32_t got;
+
+		if ((uint64_t)idx >= lim->edges || idx < p->graph->n_edges)
+			continue;
+		if (replay_edge(p->graph, (uint32_t)sqlite3_column_int64(stmt, 1),
+				(uint32_t)sqlite3_column_int64(stmt, 2),
+				(uint8_t)sqlite3_column_int64(stmt, 3),
+				(uint32_t)sqlite3_column_int64(stmt, 4),
+				(uint64_t)sqlite3_column_int64(stmt, 5), &got) ||
+		    got != (uint64_t)idx) {
+			graph_failed(p, "edge records are missing");
+			continue;
+		}
+		if (sqlite3_column_int64(stmt, 6) & DACCE_EDGE_PINNED)
+			dacce_graph_pin_edge(p->graph, got);
+	}
+	sqlite3_finalize(stmt);
+}
+
+static void load_modules(struct loader *l, int64_t row)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT idx, path, build_id, bias, start, end FROM modules "
+				      "WHERE proc = ?1 ORDER BY rowid", row);
+	struct dacce_model_proc *p = l->proc;
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		struct dacce_model_module *m;
+		int id_len = sqlite3_column_bytes(stmt, 2);
+
+		if (!GROW(p->modules, l->cap_modules, p->n_modules + 1)) {
+			l->err = -ENOMEM;
+			break;
+		}
+		m = &p->modules[p->n_modules++];
+		memset(m, 0, sizeof(*m));
+		m->graph_index = column_or(stmt, 0, -1);
+		m->path = strdup(sqlite3_column_text(stmt, 1) ? (const char *)sqlite3_column_text(stmt, 1)
+							      : "");
+		if (id_len > 0 && id_len <= DACCE_BUILD_ID_MAX) {
+			memcpy(m->build_id, sqlite3_column_blob(stmt, 2), (size_t)id_len);
+			m->build_id_len = (size_t)id_len;
+		}
+		m->bias = (uint64_t)sqlite3_column_int64(stmt, 3);
+		m->start = (uint64_t)sqlite3_column_int64(stmt, 4);
+		m->end = (uint64_t)sqlite3_column_int64(stmt, 5);
+		if (!m->path)
+			l->err = -ENOMEM;
+	}
+	sqlite3_finalize(stmt);
+}
+
+static void load_code(struct loader *l, int64_t row)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT start, size FROM code_regions WHERE proc = ?1", row);
+	struct dacce_model_proc *p = l->proc;
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		size_t cap = l->cap_regions;
+
+		if (!GROW(p->region_start, cap, p->n_regions + 1) ||
+		    !GROW(p->region_size, l->cap_regions, p->n_regions + 1)) {
+			l->err = -ENOMEM;
+			break;
+		}
+		p->region_start[p->n_regions] = (uint64_t)sqlite3_column_int64(stmt, 0);
+		p->region_size[p->n_regions++] = (uint64_t)sqlite3_column_int64(stmt, 1);
+	}
+	sqlite3_finalize(stmt);
+	stmt = query(l, "SELECT address, site_caller FROM code_entries WHERE proc = ?1", row);
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW)
+		if (dacce_hashmap_put(&p->entries, (uint64_t)sqlite3_column_int64(stmt, 0),
+				      (uint32_t)sqlite3_column_int64(stmt, 1)))
+			l->err = -ENOMEM;
+	sqlite3_finalize(stmt);
+}
+
+static void load_epochs(struct loader *l, int64_t row, const struct limits *lim)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT epoch, max_id, n_nodes, n_edges, pause_ns, time_ns, "
+				      "dict, driver FROM epochs WHERE proc = ?1 ORDER BY epoch", row);
+	struct dacce_model_proc *p = l->proc;
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		uint64_t epoch = (uint64_t)sqlite3_column_int64(stmt, 0);
+		int blob_len = sqlite3_column_bytes(stmt, 6);
+		struct dacce_model_epoch *e;
+
+		if (epoch > lim->epoch)
+			continue;
+		if (!GROW(p->epochs, l->cap_epochs, p->n_epochs + 1)) {
+			l->err = -ENOMEM;
+			break;
+		}
+		e = &p->epochs[p->n_epochs++];
+		memset(e, 0, sizeof(*e));
+		e->epoch = epoch;
+		e->max_id = (uint64_t)sqlite3_column_int64(stmt, 1);
+		e->n_nodes = (uint32_t)sqlite3_column_int64(stmt, 2);
+		e->n_edges = (uint32_t)sqlite3_column_int64(stmt, 3);
+		e->pause_ns = (uint64_t)sqlite3_column_int64(stmt, 4);
+		e->time_ns = (uint64_t)sqlite3_column_int64(stmt, 5);
+		if (blob_len > 0) {
+			uint8_t *copy = malloc((size_t)blob_len);
+
+			if (copy)
+				memcpy(copy, sqlite3_column_blob(stmt, 6), (size_t)blob_len);
+			e->blob = copy;
+			e->blob_len = copy ? (size_t)blob_len : 0;
+		}
+		e->driver = strdup(sqlite3_column_text(stmt, 7) ? (const char *)sqlite3_column_text(stmt, 7)
+								: "");
+	}
+	sqlite3_finalize(stmt);
+}
+
+/* The procs row's fork point, and its parent (0 when none). */
+static int64_t fork_point(struct loader *l, int64_t row, struct limits *fork)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT parent, fork_modules, fork_nodes, fork_edges, "
+				      "fork_epoch FROM procs WHERE id = ?1", row);
+	int64_t parent = 0;
+
+	if (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		parent = column_or(stmt, 0, 0);
+		fork->modules = (uint64_t)column_or(stmt, 1, 0);
+		fork->nodes = (uint64_t)column_or(stmt, 2, 0);
+		fork->edges = (uint64_t)column_or(stmt, 3, 0);
+		fork->epoch = (uint64_t)column_or(stmt, 4, 0);
+	}
+	sqlite3_finalize(stmt);
+	return parent;
+}
+
+/* Loads row's records within lim, its ancestors' first (what a fork child inherited). */
+static void load_lineage(struct loader *l, int64_t row, const struct limits *lim, int depth)
+{
+	struct limits fork = { 0 }, inherited;
+	int64_t parent = fork_point(l, row, &fork);
+
+	if (parent && depth < 64) {
+		inherited = (struct limits){ min_u64(lim->modules, fork.modules),
+					     min_u64(lim->nodes, fork.nodes),
+					     min_u64(lim->edges, fork.edges),
+					     min_u64(lim->epoch, fork.epoch) };
+		load_lineage(l, parent, &inherited, depth + 1);
+	}
+	load_graph_modules(l, row, lim);
+	load_nodes(l, row, lim);
+	load_edges(l, row, lim);
+	load_modules(l, row);
+	load_code(l, row);
+	load_epochs(l, row, lim);
+}
+
+static void load_threads(struct loader *l)
+{
+	struct dacce_model_proc *p = l->proc;
+	sqlite3_stmt *stmt = query(l, "SELECT tid, creator_tid, root_edge, ctx_epoch, ctx_id, "
+				      "ctx_reset_id, ctx_depth, ctx_flags, ctx_entries FROM threads "
+				      "WHERE proc = ?1", p->id);
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		struct dacce_model_thread *t;
+		int bytes = sqlite3_column_bytes(stmt, 8);
+
+		if (!GROW(p->threads, l->cap_threads, p->n_threads + 1)) {
+			l->err = -ENOMEM;
+			break;
+		}
+		t = &p->threads[p->n_threads++];
+		memset(t, 0, sizeof(*t));
+		t->tid = (uint32_t)sqlite3_column_int64(stmt, 0);
+		t->creator_tid = (uint32_t)column_or(stmt, 1, 0);
+		t->root_edge = column_or(stmt, 2, -1);
+		t->has_creation_ctx = sqlite3_column_type(stmt, 3) != SQLITE_NULL;
+		t->ctx_epoch = (uint64_t)column_or(stmt, 3, 0);
+		t->ctx_id = (uint64_t)column_or(stmt, 4, 0);
+		t->ctx_reset_id = (uint64_t)column_or(stmt, 5, 0);
+		t->ctx_depth = (uint32_t)column_or(stmt, 6, 0);
+		t->ctx_flags = (uint32_t)column_or(stmt, 7, 0);
+		if (bytes > 0 && bytes % (int)sizeof(struct dacce_cc_entry) == 0) {
+			t->ctx_entries = malloc((size_t)bytes);
+			if (t->ctx_entries) {
+				memcpy(t->ctx_entries, sqlite3_column_blob(stmt, 8), (size_t)bytes);
+				t->ctx_n = (uint32_t)((size_t)bytes / sizeof(struct dacce_cc_entry));
+			}
+		}
+	}
+	sqlite3_finalize(stmt);
+}
+
+static void index_graph_modules(struct loader *l)
+{
+	struct dacce_model_proc *p = l->proc;
+	uint32_t n = p->graph->n_modules;
+
+	p->module_of_graph = malloc((n ? n : 1) * sizeof(*p->module_of_graph));
+	if (!p->module_of_graph) {
+		l->err = -ENOMEM;
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		p->module_of_graph[i] = -1;
+	for (size_t i = 0; i < p->n_modules; i++) {
+		int64_t g = p->modules[i].graph_index;
+
+		if (g >= 0 && g < n && p->module_of_graph[g] < 0)
+			p->module_of_graph[g] = (int64_t)i;
+	}
+}
+
+static int load_proc(struct dacce_model *model, sqlite3_stmt *row, struct dacce_model_proc *p)
+{
+	struct loader l = { .model = model, .proc = p };
+	const struct limits all = { NO_LIMIT, NO_LIMIT, NO_LIMIT, NO_LIMIT };
+
+	memset(p, 0, sizeof(*p));
+	p->id = sqlite3_column_int64(row, 0);
+	p->pid = (uint32_t)sqlite3_column_int64(row, 1);
+	p->parent = column_or(row, 2, 0);
+	p->exe = strdup(sqlite3_column_text(row, 3) ? (const char *)sqlite3_column_text(row, 3) : "");
+	p->runtime = sqlite3_column_int64(row, 4) != 0;
+	p->fork_epoch = (uint64_t)column_or(row, 5, 0);
+	dacce_hashmap_init(&p->entries);
+	p->graph = dacce_graph_new();
+	if (!p->exe || !p->graph)
+		return -ENOMEM;
+	load_lineage(&l, p->id, &all, 0);
+	if (!l.err)
+		index_graph_modules(&l);
+	if (!l.err)
+		load_threads(&l);
+	return l.err;
+}
+
+int dacce_model_load(struct dacce_store *store, struct dacce_model *model, char *why,
+		     size_t why_len)
+{
+	sqlite3_stmt *stmt;
+	size_t cap = 0;
+	int err = 0;
+
+	memset(model, 0, sizeof(*model));
+	model->store = store;
+	stmt = dacce_store_prepare(store, "SELECT id, pid, parent, exe, runtime, fork_epoch "
+					  "FROM procs ORDER BY id");
+	if (!stmt) {
+		snprintf(why, why_len, "%s: cannot read processes", store->path);
+		return -EIO;
+	}
+	while (!err && sqlite3_step(stmt) == SQLITE_ROW) {
+		if (!GROW(model->procs, cap, model->n_procs + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = load_proc(model, stmt, &model->procs[model->n_procs]);
+		model->n_procs++;
+	}
+	sqlite3_finalize(stmt);
+	if (err)
+		snprintf(why, why_len, "%s: cannot load the capture: %s", store->path, strerror(-err));
+	return err;
+}
+
+static void proc_fini(struct dacce_model_proc *p)
+{
+	free(p->exe);
+	free(p->graph_error);
+	dacce_graph_free(p->graph);
+	free(p->node_size);
+	free(p->module_of_graph);
+	for (size_t i = 0; i < p->n_modules; i++)
+		free(p->modules[i].path);
+	free(p->modules);
+	for (size_t i = 0; i < p->n_epochs; i++) {
+		free((void *)p->epochs[i].blob);
+		free(p->epochs[i].driver);
+		dacce_dict_free(p->epochs[i].dict);
+	}
+	free(p->epochs);
+	free(p->region_start);
+	free(p->region_size);
+	dacce_hashmap_fini(&p->entries);
+	for (size_t i = 0; i < p->n_threads; i++)
+		free(p->threads[i].ctx_entries);
+	free(p->threads);
+}
+
+void dacce_model_fini(struct dacce_model *model)
+{
+	if (!model)
+		return;
+	for (size_t i = 0; i < model->n_procs; i++)
+		proc_fini(&model->procs[i]);
+	free(model->procs);
+	memset(model, 0, sizeof(*model));
+}
+
+/* ------------------------------------------------------------------ lookups */
+
+struct dacce_model_proc *dacce_model_proc(struct dacce_model *model, int64_t id)
+{
+	for (size_t i = 0; i < model->n_procs; i++)
+		if (model->procs[i].id == id)
+			return &model->procs[i];
+	return NULL;
+}
+
+const struct dacce_model_module *dacce_model_module_at(const struct dacce_model_proc *proc,
+						       uint64_t address)
+{
+	/* The latest scan wins: an address range reused after dlclose names the new module. */
+	for (size_t i = proc->n_modules; i-- > 0;)
+		if (address >= proc->modules[i].start && address < proc->modules[i].end &&
+		    proc->modules[i].path[0])
+			return &proc->modules[i];
+	return NULL;
+}
+
+const struct dacce_model_module *dacce_model_node_module(const struct dacce_model_proc *proc,
+							 uint32_t node)
+{
+	uint32_t g;
+
+	if (node >= proc->graph->n_nodes)
+		return NULL;
+	g = proc->graph->nodes[node].module;
+	if (g >= proc->graph->n_modules || proc->module_of_graph[g] < 0)
+		return NULL;
+	return &proc->modules[proc->module_of_graph[g]];
+}
+
+const struct dacce_dict *dacce_model_dict(struct dacce_model_proc *proc, uint64_t epoch)
+{
+	for (size_t i = 0; i < proc->n_epochs; i++) {
+		struct dacce_model_epoch *e = &proc->epochs[i];
+		const char *why;
+
+		if (e->epoch != epoch)
+			continue;
+		if (!e->dict && !e->dict_failed && e->blob)
+			e->dict_failed = dacce_dict_deserialize(e->blob, e->blob_len, &e->dict, &why) != 0;
+		return e->dict;
+	}
+	return NULL;
+}
+
+static const struct dacce_model_thread *thread_of(const struct dacce_model_proc *proc,
+						  uint32_t tid)
+{
+	for (size_t i = 0; i < proc->n_threads; i++)
+		if (proc->threads[i].tid == tid)
+			return &proc->threads[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ resolving */
+
+static const char *const status_names[DACCE_RESOLVE_STATUS_COUNT] = {
+	[DACCE_RESOLVED] = "exact",
+	[DACCE_RESOLVED_PARTIAL] = "partial (ccStack copy truncated)",
+	[DACCE_UNRESOLVED_NO_CONTEXT] = "no context (runtime not started in the thread)",
+	[DACCE_UNRESOLVED_READ_FAILED] = "thread state unreadable at the sample",
+	[DACCE_UNRESOLVED_TRAMPOLINE] = "inside generated code",
+	[DACCE_UNRESOLVED_RUNTIME] = "inside the runtime",
+	[DACCE_UNRESOLVED_UNKNOWN_PC] = "pc in no function of the context",
+	[DACCE_UNRESOLVED_NO_DICT] = "dictionary of the epoch missing",
+	[DACCE_UNRESOLVED_DECODE] = "did not decode",
+};
+
+const char *dacce_resolve_status_name(enum dacce_resolve_status status)
+{
+	return status < DACCE_RESOLVE_STATUS_COUNT ? status_names[status] : "unknown";
+}
+
+void dacce_resolved_init(struct dacce_resolved *r)
+{
+	memset(r, 0, sizeof(*r));
+	dacce_path_init(&r->path);
+}
+
+void dacce_resolved_fini(struct dacce_resolved *r)
+{
+	dacce_path_fini(&r->path);
+}
+
+static bool in_code_cache(const struct dacce_model_proc *proc, uint64_t pc)
+{
+	for (size_t i = 0; i < proc->n_regions; i++)
+		if (pc >= proc->region_start[i] && pc - proc->region_start[i] < proc->region_size[i])
+			return true;
+	return false;
+}
+
+/* The decoded function of the program holding pc, or DACCE_NONE. */
+static uint32_t function_at(const struct dacce_model_proc *proc,
+			    const struct dacce_model_module *m, uint64_t pc)
+{
+	uint64_t offset = pc - m->bias;
+
+	if (m->graph_index < 0)
+		return DACCE_NONE;
+	for (uint32_t n = 0; n < proc->graph->n_nodes; n++) {
+		const struct dacce_node *node = &proc->graph->nodes[n];
+
+		if (node->module == (uint32_t)m->graph_index && proc->node_size[n] &&
+		    offset >= node->offset && offset - node->offset < proc->node_size[n])
+			return n;
+	}
+	return DACCE_NONE;
+}
+
+/*
+ * Outside instrumented code, a context ends in the boundary call on top of
+ * the ccStack (calls out are always pushed: id is then maxID + 1).
+ */
+static uint32_t boundary_on_top(struct dacce_model_proc *proc,
+				const struct dacce_raw_context *ctx)
+{
+	const struct dacce_dict *dict = dacce_model_dict(proc, ctx->epoch);
+	struct dacce_edge_view top;
+
+	if (!dict || ctx->n_entries == 0 || ctx->id != ctx->reset_id ||
+	    dacce_dict_edge(dict, proc->graph, ctx->entries[ctx->n_entries - 1].edge, &top) ||
+	    top.callee >= proc->graph->n_nodes || proc->node_size[top.callee] != 0)
+		return DACCE_NONE;
+	return top.callee;
+}
+
+static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64_t pc,
+					   const struct dacce_raw_context *ctx,
+					   const char *runtime_path, uint32_t *node,
+					   bool *outside)
+{
+	const struct dacce_model_module *m;
+	uint32_t caller;
+
+	*outside = false;
+	if (in_code_cache(proc, pc)) {
+		/* At a site's code entry the thread is still in the site's function. */
+		if (dacce_hashmap_get(&proc->entries, pc, &caller) == 0) {
+			*node = caller;
+			return DACCE_RESOLVED;
+		}
+		return DACCE_UNRESOLVED_TRAMPOLINE;
+	}
+	m = dacce_model_module_at(proc, pc);
+	if (m && runtime_path && strcmp(m->path, runtime_path) == 0)
+		return DACCE_UNRESOLVED_RUNTIME;
+	if (m) {
+		*node = function_at(proc, m, pc);
+		if (*node != DACCE_NONE)
+			return DACCE_RESOLVED;
+	}
+	*node = boundary_on_top(proc, ctx);
+	if (*node == DACCE_NONE)
+		return DACCE_UNRESOLVED_UNKNOWN_PC;
+	*outside = true;
+	return DACCE_RESOLVED;
+}
+
+/* Decodes one snapshot and appends it; a truncated copy gives its exact inner frames. */
+static enum dacce_resolve_status decode_into(struct dacce_model_proc *proc,
+					     const struct dacce_snapshot *snap, bool truncated,
+					     struct dacce_resolved *r)
+{
+	const struct dacce_dict *dict = dacce_model_dict(proc, snap->epoch);
+	struct dacce_decode_error why = { 0 };
+	size_t before = r->path.len;
+
+	if (!dict) {
+		r->why = "no dictionary for the epoch";
+		return DACCE_UNRESOLVED_NO_DICT;
+	}
+	if (dacce_decode_append(dict, proc->graph, snap, &r->path, &why) == 0)
+		return DACCE_RESOLVED;
+	if (truncated && r->path.len > before)
+		return DACCE_RESOLVED_PARTIAL;
+	r->why = why.message ? why.message : "decoding failed";
+	return DACCE_UNRESOLVED_DECODE;
+}
+
+/* Whether the outermost frame so far was entered as a thread's root. */
+static bool ends_in_thread_root(struct dacce_model_proc *proc, const struct dacce_resolved *r)
+{
+	uint32_t edge;
+
+	if (r->path.len == 0)
+		return false;
+	edge = r->path.frames[r->path.len - 1].edge;
+	return edge < proc->graph->n_edges &&
+	       proc->graph->edges[edge].kind == DACCE_SITE_ROOT_THREAD;
+}
+
+/* Appends the contexts that created the thread, its creator's creator, and so on. */
+static void append_creation(struct dacce_model_proc *proc, uint32_t tid,
+			    struct dacce_resolved *r)
+{
+	for (int depth = 0; depth < 64 && ends_in_thread_root(proc, r); depth++) {
+		const struct dacce_model_thread *t = thread_of(proc, tid);
+		struct dacce_raw_context raw;
+		struct dacce_snapshot snap;
+		enum dacce_resolve_status st;
+
+		if (!t || !t->has_creation_ctx || !(t->ctx_flags & DACCE_CTX_VALID) ||
+		    (t->ctx_flags & DACCE_CTX_NO_STACK))
+			return;
+		raw = (struct dacce_raw_context){ .epoch = t->ctx_epoch, .id = t->ctx_id,
+						  .reset_id = t->ctx_reset_id,
+						  .depth = t->ctx_depth, .flags = t->ctx_flags,
+						  .n_entries = t->ctx_n, .entries = t->ctx_entries };
+		snap = (struct dacce_snapshot){ .epoch = raw.epoch, .id = raw.id,
+						.node = boundary_on_top(proc, &raw),
+						.cc_depth = raw.n_entries, .cc = raw.entries };
+		if (snap.node == DACCE_NONE) {
+			r->status = DACCE_RESOLVED_PARTIAL;
+			return;
+		}
+		st = decode_into(proc, &snap, raw.flags & DACCE_CTX_TRUNCATED, r);
+		if (st != DACCE_RESOLVED) {
+			r->status = DACCE_RESOLVED_PARTIAL;
+			return;
+		}
+		tid = t->creator_tid;
+	}
+}
+
+void dacce_model_resolve(struct dacce_model_proc *proc, uint32_t tid, uint64_t pc,
+			 const struct dacce_raw_context *ctx, const char *runtime_path,
+			 struct dacce_resolved *r)
+{
+	struct dacce_snapshot snap;
+	uint32_t node;
+
+	r->path.len = 0;
+	r->pc = pc;
+	r->why = NULL;
+	r->leaf_outside = false;
+	if (!(ctx->flags & DACCE_CTX_VALID)) {
+		r->status = ctx->flags & DACCE_CTX_READ_FAILED ? DACCE_UNRESOLVED_READ_FAILED
+							       : DACCE_UNRESOLVED_NO_CONTEXT;
+		return;
+	}
+	if (ctx->flags & DACCE_CTX_NO_STACK) {
+		r->status = DACCE_UNRESOLVED_NO_CONTEXT;
+		return;
+	}
+	r->status = innermost(proc, pc, ctx, runtime_path, &node, &r->leaf_outside);
+	if (r->status != DACCE_RESOLVED)
+		return;
+	snap = (struct dacce_snapshot){ .epoch = ctx->epoch, .id = ctx->id, .node = node,
+					.cc_depth = ctx->n_entries, .cc = ctx->entries };
+	r->status = decode_into(proc, &snap, ctx->flags & DACCE_CTX_TRUNCATED, r);
+	if (r->status == DACCE_RESOLVED)
+		append_creation(proc, tid, r);
+}
