@@ -103,6 +103,16 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 # Generated headers come first: user objects include them.
 $(USER_OBJS) $(BUILD)/obj/user/main.o: | $(BPF_SKELS) $(PROTO_GEN)
 
+REPORT_SAMPLE := $(BUILD)/tests/report_sample
+$(REPORT_SAMPLE): $(BUILD)/obj/tests/report_sample.o $(USER_OBJS) $(CORE_LIB)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(USER_LDLIBS) $(CORE_LDLIBS)
+
+# Tests of user/ include the generated headers too.
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(wildcard tests/check_user_*.c)) \
+$(BUILD)/obj/tests/report_sample.o: | $(BPF_SKELS) $(PROTO_GEN)
+
 $(DACCE_BIN): $(BUILD)/obj/user/main.o $(USER_OBJS) $(CORE_LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(USER_LDLIBS) $(CORE_LDLIBS)
@@ -121,11 +131,12 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core demo bench check check-programs check-real unit simulate bench-core fuzz deps clean help
+.PHONY: all core demo bench check check-programs check-real check-e2e check-pprof vm-check e2e-programs unit \
+	simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-all: core $(if $(RT_SRCS),$(RT_LIB)) $(if $(wildcard user/main.c),$(DACCE_BIN)) $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)
+all: core $(if $(RT_SRCS),$(RT_LIB)) $(if $(wildcard user/main.c),$(DACCE_BIN) $(REPORT_SAMPLE)) $(CHECK_BINS) $(SIMULATE) $(BENCH_CORE)
 
 core: $(CORE_LIB) $(CORE_PIC_LIB)
 
@@ -186,8 +197,44 @@ else
 CHECK_PROGRAMS_LIB := $(abspath $(RT_LIB))
 endif
 
-check: $(CHECK_BINS) $(SIMULATE) $(RT_LIB)
+check: $(CHECK_BINS) $(SIMULATE) $(RT_LIB) $(DACCE_BIN) $(REPORT_SAMPLE) $(if $(filter 1,$(SAN)),,$(E2E_PROGRAMS))
 	$(Q)tests/run-checks.sh $(SIMULATE) "$(SIM_ARGS)" $(BUILD) $(CHECK_PROGRAMS_LIB) $(CHECK_BINS)
+
+# `dacce launch` end to end through the real BPF path (root), and pprof output read by go.
+E2E_DIR := $(BUILD)/e2e
+E2E_PROGRAMS := $(E2E_DIR)/workload $(E2E_DIR)/workload-O0 $(E2E_DIR)/static $(E2E_DIR)/shapes
+$(E2E_DIR)/workload: tests/e2e/workload.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -pthread $< -o $@
+$(E2E_DIR)/workload-O0: tests/e2e/workload.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O0 -g -fno-pie -no-pie -fno-omit-frame-pointer -pthread $< -o $@
+$(E2E_DIR)/shapes: tests/e2e/shapes.cpp
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -O2 -g -fno-exceptions $< -o $@
+$(E2E_DIR)/static: tests/e2e/workload.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -static -pthread $< -o $@
+
+e2e-programs: $(E2E_PROGRAMS)
+
+check-e2e: $(DACCE_BIN) $(RT_LIB) $(E2E_PROGRAMS)
+	$(Q)tests/e2e.sh $(DACCE_BIN) $(RT_LIB) $(E2E_DIR)
+
+check-pprof: $(REPORT_SAMPLE)
+	$(Q)tests/check-pprof.sh $(REPORT_SAMPLE)
+
+# The end-to-end test again, inside Debian's stock 6.1 kernel under QEMU (vm-tests/README.md).
+vm-check: all $(E2E_PROGRAMS)
+	$(Q)vm-tests/selftest.sh $(BUILD)
+	$(Q)vm-tests/run.sh --build-dir $(abspath $(BUILD)) --quiet-boot --bin /usr/bin/python3 \
+		--bin /usr/lib/python3.11 --bin /usr/bin/perl --bin /usr/bin/zstd --bin /usr/bin/sqlite3 \
+		--bin /usr/bin/nm --bin /usr/bin/cmp --bin /usr/bin/pgrep -- \
+		env E2E_NO_GO=1 tests/e2e.sh $(abspath $(DACCE_BIN)) $(abspath $(RT_LIB)) $(abspath $(E2E_DIR))
 
 # Only the runtime's integration programs, or only the real programs.
 check-programs: $(RT_LIB)
@@ -197,7 +244,7 @@ check-real: $(RT_LIB) $(SIMULATE)
 	$(Q)tests/run-real.sh $(BUILD) $(abspath $(RT_LIB))
 
 # The main job: programs run under the runtime and report their exact contexts.
-demo: $(RT_LIB)
+demo: $(RT_LIB) $(DACCE_BIN)
 	$(Q)tests/demo.sh $(BUILD) $(abspath $(RT_LIB))
 
 unit: $(CHECK_BINS)
@@ -232,6 +279,7 @@ DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libzydis-dev libzycore-dev libelf-dev libdw-dev \
 	libbpf-dev bpftool systemtap-sdt-dev libsqlite3-dev libpfm4-dev \
 	libprotobuf-c-dev protobuf-c-compiler golang-go \
+	qemu-system-x86 busybox-static cpio \
 	python3 perl lua5.4 bzip2 gzip xz-utils zstd sqlite3 tar time git
 
 deps:
@@ -242,7 +290,7 @@ deps:
 		if [ -n "$$missing" ]; then \
 			echo "installing:$$missing"; \
 			SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 		fi; \
 	else echo "make deps: apt-get not found; install: $(DEBIAN_PACKAGES)" >&2; exit 1; fi
 

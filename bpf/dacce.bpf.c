@@ -25,7 +25,7 @@ struct dacce_tls_block {
 	__u64 tc_top;
 	__u64 tc_base;
 	__u64 epoch;
-	__u64 flags;
+	__u64 runtime_depth;
 	__u64 reset_id;
 };
 #define CC_ENTRY_SIZE 16
@@ -114,6 +114,8 @@ static void read_context(struct task_struct *task, __s64 tpoff, struct dacce_ev_
 	out->id = tls.id;
 	out->reset_id = tls.reset_id;
 	out->flags = DACCE_CTX_VALID;
+	if (tls.runtime_depth)
+		out->flags |= DACCE_CTX_IN_RUNTIME;
 	if (!tls.cc_base || tls.cc_top < tls.cc_base) {
 		out->flags |= DACCE_CTX_NO_STACK;
 		return;
@@ -278,7 +280,7 @@ static long send_chunk(__u32 index, struct chunk_walk *walk)
 
 SEC("usdt")
 int BPF_USDT(on_epoch, __u64 epoch, __u64 max_id, __u32 n_nodes, __u32 n_edges, const void *dict,
-	     __u64 dict_len, __s64 pause_ns)
+	     __u64 dict_len, __s64 pause_ns, __u32 driver)
 {
 	struct dacce_ev_epoch *ev = RESERVE(dacce_ev_epoch, DACCE_EV_EPOCH);
 	struct chunk_walk walk = { .dict = dict, .len = dict_len, .epoch = epoch };
@@ -292,6 +294,7 @@ int BPF_USDT(on_epoch, __u64 epoch, __u64 max_id, __u32 n_nodes, __u32 n_edges, 
 	ev->n_edges = n_edges;
 	ev->dict_len = dict_len;
 	ev->pause_ns = pause_ns;
+	ev->driver = driver;
 	ev->flags = 0;
 	if (!dict || !dict_len || dict_len > DACCE_BPF_DICT_MAX) {
 		if (dict_len > DACCE_BPF_DICT_MAX)

@@ -49,6 +49,7 @@ struct dacce_ev_header {
 #define DACCE_CTX_TRUNCATED 0x2	    /* depth > entries copied: outermost entries missing */
 #define DACCE_CTX_NO_STACK 0x4	    /* the thread has no ccStack (not started, or outside) */
 #define DACCE_CTX_READ_FAILED 0x8   /* a read of user memory failed (page not present) */
+#define DACCE_CTX_IN_RUNTIME 0x10   /* runtime code was running on the thread */
 
 /* A thread's context as read from its TLS block (runtime/tls.h) by BPF. */
 struct dacce_ev_context {
@@ -120,6 +121,8 @@ struct dacce_ev_epoch {
 	__s64 pause_ns;
 	__u32 flags;
 	__u32 n_chunks; /* DACCE_EV_DICT_CHUNK records that follow */
+	__u32 driver;	/* 0 start, 1 the runtime's policy, 2 the controller */
+	__u32 pad;
 };
 
 struct dacce_ev_dict_chunk {

@@ -54,23 +54,28 @@ static int fail(struct decoder *d, int code, const char *message)
 	return code;
 }
 
+int dacce_path_push(struct dacce_path *path, struct dacce_frame frame)
+{
+	if (path->len == path->cap) {
+		size_t cap = path->cap ? path->cap * 2 : 64;
+		struct dacce_frame *grown = realloc(path->frames, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		path->frames = grown;
+		path->cap = cap;
+	}
+	path->frames[path->len++] = frame;
+	return 0;
+}
+
 static int emit(struct decoder *d, uint32_t node, uint32_t edge)
 {
 	struct sink *out = d->out;
 
 	if (out->path) {
-		struct dacce_path *p = out->path;
-
-		if (p->len == p->cap) {
-			size_t cap = p->cap ? p->cap * 2 : 64;
-			struct dacce_frame *grown = realloc(p->frames, cap * sizeof(*grown));
-
-			if (!grown)
-				return fail(d, -ENOMEM, "out of memory");
-			p->frames = grown;
-			p->cap = cap;
-		}
-		p->frames[p->len++] = (struct dacce_frame){ .node = node, .edge = edge };
+		if (dacce_path_push(out->path, (struct dacce_frame){ .node = node, .edge = edge }))
+			return fail(d, -ENOMEM, "out of memory");
 		return 0;
 	}
 	if (out->len == out->cap)

@@ -51,6 +51,8 @@ struct dacce_path {
 };
 
 void dacce_path_init(struct dacce_path *path);
+/* Appends one frame; 0 or -ENOMEM. */
+int dacce_path_push(struct dacce_path *path, struct dacce_frame frame);
 void dacce_path_fini(struct dacce_path *path);
 
 /* Like dacce_decode, appending every frame to path (no capacity limit). */

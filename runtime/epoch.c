@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "dict_io.h"
 #include "patch.h"
 #include "probes.h"
@@ -75,6 +76,8 @@ static struct {
 	pthread_t thread;
 	bool running;
 	long backoff_ms;
+	/* Who asked for the epoch being made (probes.h: epoch's driver). */
+	enum dacce_epoch_driver driver;
 	/* Counters for the exit summary. */
 	uint64_t epochs, given_up;
 	long pause_total_ns, pause_max_ns;
@@ -395,13 +398,14 @@ static int encode_next(struct dacce_dict **next)
 
 void dacce_epoch_announce(const struct dacce_dict *dict, long pause_ns)
 {
+	uint32_t driver = dict->epoch == 0 ? DACCE_EPOCH_BY_START : ep.driver;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
 	if (DACCE_PROBE_EPOCH_WANTED() && dacce_dict_serialize(dict, &buf, &len))
 		buf = NULL, len = 0; /* the tracer learns the epoch without its dictionary */
 	DACCE_PROBE(epoch, dict->epoch, dict->max_id, dict->n_nodes, dict->n_edges, buf, len,
-		    pause_ns);
+		    pause_ns, driver);
 	free(buf);
 }
 
@@ -498,12 +502,13 @@ static bool alone_in_process(void)
 static void *policy_main(void *unused)
 {
 	(void)unused;
+	dacce_control_connect();
 	for (;;) {
 		long ms = ep.backoff_ms < LIVENESS_MS ? ep.backoff_ms : LIVENESS_MS;
 		struct timespec wait = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
 		unsigned nudges = atomic_load(&ep.nudges);
 		sigset_t saved;
-		bool due;
+		bool due, asked;
 		int err;
 
 		/* Sleeps until the interval is over, or a nudge (a new edge in stress mode, a thread ending). */
@@ -513,12 +518,17 @@ static void *policy_main(void *unused)
 			dacce_rt_thread_partial();
 			exit(0);
 		}
+		/* A controller decides when; only the stress test still forces every edge. */
+		asked = dacce_control_take_request();
 		rt_lock(&saved);
-		due = epoch_due();
+		due = asked || ((ep.stress || !dacce_control_attached()) && epoch_due());
 		rt_unlock(&saved);
 		if (!due)
 			continue;
+		ep.driver = asked ? DACCE_EPOCH_BY_CONTROLLER : DACCE_EPOCH_BY_RUNTIME;
 		err = reencode();
+		if (asked)
+			dacce_control_done(err, rt.dict->epoch);
 		if (!err) {
 			ep.backoff_ms = ep.interval_ms;
 		} else {
@@ -570,6 +580,7 @@ int dacce_epoch_start(void)
 	ep.backoff_ms = ep.interval_ms;
 	if (ep.off)
 		return 0;
+	dacce_control_configure();
 	err = dacce_stop_init();
 	return err ? err : start_policy_thread();
 }
@@ -591,6 +602,7 @@ void dacce_epoch_new_edge(void)
 
 void dacce_epoch_after_fork(void)
 {
+	dacce_control_forget();
 	/* The policy thread did not come along; the child gets its own. */
 	if (ep.running && start_policy_thread())
 		dacce_rt_log(true, "no re-encoding in process %d: cannot start the policy thread",

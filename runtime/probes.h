@@ -17,7 +17,8 @@
  *   edge         (edge, site_caller, callee, site_kind, site_module, site_offset, flags)
  *   code_region  (start, size)                            executable code of the runtime's
  *   code_entry   (address, site_caller)                   a site's code begins there
- *   epoch        (epoch, max_id, n_nodes, n_edges, dict, dict_len, pause_ns)
+ *   epoch        (epoch, max_id, n_nodes, n_edges, dict, dict_len, pause_ns, driver)
+ *                driver: 0 start, 1 the built-in policy, 2 the controller
  *                dict is the dictionary serialised (docs/dictionary-format.md),
  *                only while a tracer holds the semaphore; otherwise 0, 0
  *   thread       (root_edge)                              the calling thread starts its context

@@ -142,6 +142,13 @@ void dacce_epoch_after_fork(void);
 void dacce_epoch_new_edge(void);
 /* Wakes the policy thread (a thread ended: it checks whether it is the last one). */
 void dacce_epoch_nudge(void);
+/* Who made an epoch: the epoch probe's last argument. */
+enum dacce_epoch_driver {
+	DACCE_EPOCH_BY_START = 0,
+	DACCE_EPOCH_BY_RUNTIME,	   /* the built-in policy */
+	DACCE_EPOCH_BY_CONTROLLER, /* a request on the control channel */
+};
+
 /* Fires the epoch probe for dict (probes.h), serialising it only when a tracer listens. */
 void dacce_epoch_announce(const struct dacce_dict *dict, long pause_ns);
 /* The dictionary of an epoch of this process (rt.lock held), or NULL. */

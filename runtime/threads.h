@@ -54,15 +54,18 @@ struct dacce_thread *dacce_threads_first(void);
 void dacce_threads_after_fork(void);
 
 /* Runtime code entered / left on this thread (see in_runtime). */
+/* The TLS block mirrors it for samplers (tls.h: runtime_depth). */
 static inline void dacce_runtime_enter(void)
 {
 	dacce_thread_self()->in_runtime++;
+	dacce_tls_self()->runtime_depth++;
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
 static inline void dacce_runtime_leave(void)
 {
 	atomic_signal_fence(memory_order_seq_cst);
+	dacce_tls_self()->runtime_depth--;
 	dacce_thread_self()->in_runtime--;
 }
 

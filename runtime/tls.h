@@ -32,7 +32,12 @@ struct dacce_tls {
 	struct dacce_rt_tail_record *tc_top;
 	struct dacce_rt_tail_record *tc_base;
 	uint64_t epoch;
-	uint64_t flags;
+	/*
+	 * Non-zero while runtime code runs on the thread (slow paths, start-up,
+	 * signal wrappers): its context may then be half updated or not match
+	 * its pc, and a sampler must not decode it.
+	 */
+	uint64_t runtime_depth;
 	uint64_t reset_id; /* maxID + 1 of the epoch: the id a push leaves */
 };
 

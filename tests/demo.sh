@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The main job today: run ordinary programs under libdacce.so.
+# The main job: exact calling contexts of unmodified programs.
 #  1. A program built here asks for its own calling context at probe points, natively
 #     (glibc backtrace(), by unwinding) and under the runtime (dacce_backtrace(), decoded
 #     from the encoding, no unwinding): the two columns must agree.
-#  2. Debian's python3 runs a workload under the runtime, unchanged, and the runtime
-#     reports what it instrumented.
+#  2. `dacce launch` profiles Debian's python3 running a workload: every sample carries
+#     its context, read by BPF from the thread's state, decoded and symbolized by
+#     `dacce report`.
 # Usage: demo.sh BUILD_DIR LIBDACCE
 set -eu
 build=$1
@@ -23,8 +24,21 @@ else
 	exit 1
 fi
 echo
-echo "python3 under the runtime:"
-DACCE_LOG=1 LD_PRELOAD=$lib /usr/bin/python3 -c '
-import json, re, sqlite3
-rows = sqlite3.connect(":memory:").execute("select 6 * 7").fetchall()
-print("  json:", json.dumps({"answer": rows[0][0]}), "re:", re.findall(r"\d+", "a1b22c333"))'
+echo "python3 under dacce launch (samples at 997 Hz, contexts decoded, not unwound):"
+if [ "$(id -u)" != 0 ]; then
+	echo "  dacce launch loads BPF programs: run this as root (sudo make demo)" >&2
+	exit 1
+fi
+cat >"$build/demo/work.py" <<'EOF'
+import json, re
+data = [{"k": i, "v": [i] * 5} for i in range(50000)]
+for _ in range(3):
+    data = json.loads(json.dumps(data))
+print("  python3 says:", len(data), re.findall(r"\d+", "a1b22c333"))
+EOF
+"$build/dacce" launch -o "$build/demo/python3.db" -- /usr/bin/python3 "$build/demo/work.py"
+echo
+"$build/dacce" report -i "$build/demo/python3.db" -n 3
+echo
+echo "the same capture as folded stacks (flamegraph.pl, speedscope), hottest 3:"
+"$build/dacce" report -i "$build/demo/python3.db" -f folded | sort -t' ' -k2 -nr | head -3 | cut -c1-200

@@ -64,6 +64,14 @@ if [ "$libdacce" != "-" ]; then
 	run_counted programs tests/run-programs.sh "$build" "$libdacce"
 	echo "== real programs under libdacce.so (same output, same exit status)"
 	run_counted real tests/run-real.sh "$build" "$libdacce"
+	echo "== dacce launch end to end (BPF capture, reports, failures)"
+	run_counted e2e tests/e2e.sh "$build/dacce" "$libdacce" "$build/e2e"
+	echo "== pprof output read by go tool pprof"
+	if tests/check-pprof.sh "$build/tests/report_sample"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
 fi
 
 echo "check: $passed passed, $failed failed"

@@ -19,6 +19,7 @@ struct proc_state {
 	uint32_t n_modules; /* graph modules announced so far (fork children start here) */
 	uint32_t n_nodes, n_edges;
 	uint64_t epoch;	    /* the last epoch installed */
+	bool runtime;	    /* the runtime announced itself (or the parent's did, before the fork) */
 	/* A dictionary being reassembled. */
 	uint64_t dict_epoch;
 	uint8_t *dict;
@@ -46,7 +47,7 @@ enum statement {
 
 static const char *const statement_sql[ST_COUNT] = {
 	[ST_PROC] = "INSERT INTO procs (pid, parent, fork_modules, fork_nodes, fork_edges, "
-		    "fork_epoch, exe, started_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		    "fork_epoch, exe, started_ns, runtime) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_PROC_START] = "UPDATE procs SET exe = ?2, tls_tpoff = ?3, runtime = 1 WHERE id = ?1",
 	[ST_PROC_END] = "UPDATE procs SET ended_ns = ?2, exit_status = coalesce(?3, exit_status) "
 			"WHERE id = ?1",
@@ -189,6 +190,7 @@ static int new_image(struct dacce_capture *cap, uint32_t pid, const struct proc_
 			fresh.n_nodes = parent->n_nodes;
 			fresh.n_edges = parent->n_edges;
 			fresh.epoch = parent->epoch;
+			fresh.runtime = parent->runtime;
 		}
 		sqlite3_bind_int64(cap->st[ST_PROC], 1, pid);
 		bind_ints(cap->st[ST_PROC], 2,
@@ -199,6 +201,7 @@ static int new_image(struct dacce_capture *cap, uint32_t pid, const struct proc_
 			  5);
 		sqlite3_bind_text(cap->st[ST_PROC], 7, exe ? exe : "", -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(cap->st[ST_PROC], 8, (int64_t)time_ns);
+		sqlite3_bind_int64(cap->st[ST_PROC], 9, fresh.runtime);
 		err = run(cap, ST_PROC);
 		if (err)
 			return err;
@@ -269,6 +272,7 @@ static int on_start(struct dacce_capture *cap, const struct dacce_ev_start *ev)
 
 	if (err)
 		return err;
+	st->runtime = true;
 	sqlite3_bind_int64(cap->st[ST_PROC_START], 1, st->proc);
 	sqlite3_bind_text(cap->st[ST_PROC_START], 2, ev->exe, (int)strnlen(ev->exe, sizeof(ev->exe)),
 			  SQLITE_TRANSIENT);
@@ -372,7 +376,9 @@ static int on_epoch(struct dacce_capture *cap, const struct dacce_ev_epoch *ev)
 		  (const int64_t[]){ st->proc, (int64_t)ev->epoch, (int64_t)ev->max_id, ev->n_nodes,
 				     ev->n_edges, ev->pause_ns, (int64_t)ev->h.time_ns },
 		  7);
-	sqlite3_bind_text(stmt, 8, ev->epoch == 0 ? "start" : "runtime", -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 8,
+			  ev->driver == 0 ? "start" : ev->driver == 2 ? "controller" : "runtime", -1,
+			  SQLITE_STATIC);
 	return run(cap, ST_EPOCH);
 }
 

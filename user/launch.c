@@ -23,10 +23,12 @@
 
 #include "capture.h"
 #include "commands.h"
+#include "control.h"
 #include "dacce.skel.h"
 #include "dacce_events.h"
 #include "launch_util.h"
 #include "pmu.h"
+#include "policy.h"
 #include "store.h"
 
 #define DEFAULT_FREQ 997 /* prime: does not beat with periodic work */
@@ -39,6 +41,7 @@ struct launch_opts {
 	unsigned ringbuf_mb;
 	bool quiet, verbose, detach_on_interrupt;
 	const char *runtime;
+	const char *epochs; /* "controller", "runtime" or "off" */
 	char **argv;
 };
 
@@ -66,6 +69,9 @@ static void launch_usage(FILE *out)
 		"  -v, --verbose         libbpf and runtime messages\n"
 		"      --detach-on-interrupt  on ^C stop capturing and leave the program running\n"
 		"                        (it then runs in a process group of its own)\n"
+		"      --epochs WHO      who decides re-encoding: controller (default: this\n"
+		"                        command, from its samples), runtime (its built-in\n"
+		"                        policy) or off\n"
 		"      --runtime PATH    libdacce.so to preload (default: next to dacce)\n"
 		"      --ringbuf-mb N    ring buffer size (default 64)\n",
 		DEFAULT_FREQ);
@@ -84,12 +90,13 @@ static int parse(int argc, char **argv, struct launch_opts *o)
 		{ "runtime", required_argument, NULL, 'R' },
 		{ "ringbuf-mb", required_argument, NULL, 'B' },
 		{ "detach-on-interrupt", no_argument, NULL, 'D' },
+		{ "epochs", required_argument, NULL, 'E' },
 		{ 0 },
 	};
 	int c;
 
 	*o = (struct launch_opts){ .output = "dacce.db", .event = "cpu-clock",
-				   .freq = DEFAULT_FREQ, .ringbuf_mb = 64 };
+				   .freq = DEFAULT_FREQ, .ringbuf_mb = 64, .epochs = "controller" };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:e:F:c:qvh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -122,6 +129,14 @@ static int parse(int argc, char **argv, struct launch_opts *o)
 			break;
 		}
 		case 'D': o->detach_on_interrupt = true; break;
+		case 'E':
+			if (strcmp(optarg, "controller") && strcmp(optarg, "runtime") &&
+			    strcmp(optarg, "off")) {
+				dacce_err("bad --epochs '%s': want controller, runtime or off", optarg);
+				return -EINVAL;
+			}
+			o->epochs = optarg;
+			break;
 		case 'h': launch_usage(stdout); return 1;
 		default: launch_usage(stderr); return -EINVAL;
 		}
@@ -152,6 +167,8 @@ struct session {
 	struct dacce_sampler sampler;
 	struct dacce_capture *cap;
 	struct dacce_store *store;
+	struct dacce_control *control; /* NULL unless the controller decides epochs */
+	struct dacce_policy *policy;
 	bool store_failed;
 };
 
@@ -159,6 +176,8 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 
+	if (s->policy)
+		dacce_policy_record(s->policy, data, size);
 	if (s->store_failed)
 		return 0;
 	if (dacce_capture_record(s->cap, data, size))
@@ -268,6 +287,8 @@ static void session_close(struct session *s)
 	dacce_bpf__destroy(s->skel);
 	dacce_capture_free(s->cap);
 	dacce_store_close(s->store);
+	dacce_control_free(s->control);
+	dacce_policy_free(s->policy);
 }
 
 static uint64_t counter_sum(struct session *s, enum dacce_counter which)
@@ -299,7 +320,8 @@ static int follow(struct session *s, pid_t pid)
 
 /* Child side: waits for the go byte, then execs with the runtime preloaded. */
 static void __attribute__((noreturn))
-run_child(const struct launch_opts *o, const char *runtime, int go, int report)
+run_child(const struct launch_opts *o, const struct session *s, const char *runtime, int go,
+	  int report)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload = NULL;
@@ -314,6 +336,10 @@ run_child(const struct launch_opts *o, const char *runtime, int go, int report)
 	if (asprintf(&preload, "%s%s%s", runtime, old && *old ? ":" : "", old ? old : "") < 0)
 		_exit(126);
 	setenv("LD_PRELOAD", preload, 1);
+	if (s->control)
+		setenv("DACCE_CONTROL", dacce_control_path(s->control), 1);
+	if (strcmp(o->epochs, "off") == 0)
+		setenv("DACCE_EPOCHS", "0", 1);
 	execvp(o->argv[0], o->argv);
 	err = errno;
 	if (write(report, &err, sizeof(err)) != sizeof(err))
@@ -332,13 +358,15 @@ static void write_meta(struct dacce_store *store, const struct launch_opts *o,
 		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s",
 					 a == o->argv ? "" : " ", *a);
 	dacce_store_set_meta(store, "command", buf);
-	dacce_store_set_meta(store, "event", s->sampler.event[0] ? s->sampler.event : o->event);
+	dacce_store_set_meta(store, "event", o->event);
+	dacce_store_set_meta(store, "event_encoding", s->sampler.event);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->period);
 	dacce_store_set_meta(store, "period", o->period ? buf : "");
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(o->period ? 0 : o->freq));
 	dacce_store_set_meta(store, "freq", buf);
 	dacce_store_set_meta(store, "period_unit", s->sampler.is_time ? "nanoseconds" : "events");
 	dacce_store_set_meta(store, "runtime", runtime);
+	dacce_store_set_meta(store, "epochs", o->epochs);
 	if (uname(&uts) == 0) {
 		snprintf(buf, sizeof(buf), "%s %s %s", uts.sysname, uts.release, uts.machine);
 		dacce_store_set_meta(store, "kernel", buf);
@@ -367,11 +395,12 @@ static void summary(struct session *s, const char *output)
 
 	fprintf(stderr,
 		"dacce: %llu samples (%llu lost, %llu without context), %llu threads in %llu "
-		"processes, %llu edges, %llu epochs; capture written to %s\n",
+		"processes, %llu edges, %llu epochs (%llu asked for); capture written to %s\n",
 		(unsigned long long)st->samples, (unsigned long long)lost,
 		(unsigned long long)st->samples_without_context, (unsigned long long)st->threads,
 		(unsigned long long)st->processes, (unsigned long long)st->edges,
-		(unsigned long long)st->epochs, output);
+		(unsigned long long)st->epochs,
+		(unsigned long long)(s->policy ? dacce_policy_requests(s->policy) : 0), output);
 	if (lost_records || st->dicts_missing)
 		fprintf(stderr,
 			"dacce: warning: %llu records lost (ring buffer full), %llu dictionaries "
@@ -400,6 +429,11 @@ static void store_counters(struct session *s)
 	}
 }
 
+static void on_done(void *policy, uint32_t pid, int result, uint64_t epoch)
+{
+	dacce_policy_done(policy, pid, result, epoch);
+}
+
 /* Polls records until the program ends (or ^C detaches); returns its wait status. */
 static int capture_loop(struct session *s, const struct launch_opts *o, pid_t child,
 			bool *detached)
@@ -413,6 +447,10 @@ static int capture_loop(struct session *s, const struct launch_opts *o, pid_t ch
 		pid_t done;
 
 		ring_buffer__poll(s->rb, 100);
+		if (s->control) {
+			dacce_control_serve(s->control, on_done, s->policy);
+			dacce_policy_tick(s->policy, s->control, dacce_now_ns());
+		}
 		if (forward_signal && !o->detach_on_interrupt) {
 			kill(child, forward_signal);
 			forward_signal = 0;
@@ -473,6 +511,11 @@ int dacce_cmd_launch(int argc, char **argv)
 	}
 	if (dacce_capture_new(s.store, &s.cap))
 		goto out;
+	if (strcmp(o.epochs, "controller") == 0 &&
+	    (dacce_policy_new(NULL, &s.policy) || (err = dacce_control_listen(&s.control)))) {
+		dacce_err("cannot open the control channel: %s", strerror(err ? -err : ENOMEM));
+		goto out;
+	}
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
 		dacce_err("cannot create pipes: %s", strerror(errno));
 		goto out;
@@ -485,7 +528,7 @@ int dacce_cmd_launch(int argc, char **argv)
 	if (child == 0) {
 		close(go[1]);
 		close(report[0]);
-		run_child(&o, runtime, go[0], report[1]);
+		run_child(&o, &s, runtime, go[0], report[1]);
 	}
 	close(go[0]);
 	close(report[1]);

@@ -359,6 +359,20 @@ static void index_graph_modules(struct loader *l)
 		if (g >= 0 && g < n && p->module_of_graph[g] < 0)
 			p->module_of_graph[g] = (int64_t)i;
 	}
+	/* A scan's row of a module in the graph is that module: same file at the same place. */
+	for (size_t i = 0; i < p->n_modules; i++) {
+		struct dacce_model_module *m = &p->modules[i];
+
+		for (uint32_t g = 0; g < n && m->graph_index < 0; g++) {
+			const struct dacce_model_module *known;
+
+			if (p->module_of_graph[g] < 0)
+				continue;
+			known = &p->modules[p->module_of_graph[g]];
+			if (known->bias == m->bias && strcmp(known->path, m->path) == 0)
+				m->graph_index = g;
+		}
+	}
 }
 
 static int load_proc(struct dacce_model *model, sqlite3_stmt *row, struct dacce_model_proc *p)
@@ -511,6 +525,7 @@ static const struct dacce_model_thread *thread_of(const struct dacce_model_proc 
 static const char *const status_names[DACCE_RESOLVE_STATUS_COUNT] = {
 	[DACCE_RESOLVED] = "exact",
 	[DACCE_RESOLVED_PARTIAL] = "partial (ccStack copy truncated)",
+	[DACCE_RESOLVED_CALLBACK] = "partial (callback from uninstrumented code)",
 	[DACCE_UNRESOLVED_NO_CONTEXT] = "no context (runtime not started in the thread)",
 	[DACCE_UNRESOLVED_READ_FAILED] = "thread state unreadable at the sample",
 	[DACCE_UNRESOLVED_TRAMPOLINE] = "inside generated code",
@@ -560,6 +575,19 @@ static uint32_t function_at(const struct dacce_model_proc *proc,
 			return n;
 	}
 	return DACCE_NONE;
+}
+
+/* The boundary node the top entry called (a call out of instrumented code), or DACCE_NONE. */
+static uint32_t boundary_callee(struct dacce_model_proc *proc, const struct dacce_raw_context *ctx)
+{
+	const struct dacce_dict *dict = dacce_model_dict(proc, ctx->epoch);
+	struct dacce_edge_view top;
+
+	if (!dict || ctx->n_entries == 0 ||
+	    dacce_dict_edge(dict, proc->graph, ctx->entries[ctx->n_entries - 1].edge, &top) ||
+	    top.callee >= proc->graph->n_nodes || proc->node_size[top.callee] != 0)
+		return DACCE_NONE;
+	return top.callee;
 }
 
 /*
@@ -677,6 +705,33 @@ static void append_creation(struct dacce_model_proc *proc, uint32_t tid,
 	}
 }
 
+/*
+ * Program code running on top of a call out of it (a library calling back,
+ * with no callback root): the innermost function is known from the pc and
+ * the context of the call out decodes exactly; what ran between is unknown.
+ */
+static void resolve_callback(struct dacce_model_proc *proc, uint32_t innermost,
+			     const struct dacce_raw_context *ctx, struct dacce_resolved *r)
+{
+	uint32_t boundary = boundary_callee(proc, ctx);
+	struct dacce_snapshot snap;
+	struct dacce_frame gap = { .node = innermost, .edge = DACCE_EDGE_GAP };
+
+	if (boundary == DACCE_NONE || boundary == innermost)
+		return;
+	r->path.len = 0;
+	if (dacce_path_push(&r->path, gap))
+		return;
+	snap = (struct dacce_snapshot){ .epoch = ctx->epoch, .id = ctx->reset_id, .node = boundary,
+					.cc_depth = ctx->n_entries, .cc = ctx->entries };
+	if (decode_into(proc, &snap, ctx->flags & DACCE_CTX_TRUNCATED, r) == DACCE_UNRESOLVED_DECODE) {
+		r->path.len = 0;
+		return;
+	}
+	r->status = DACCE_RESOLVED_CALLBACK;
+	r->why = NULL;
+}
+
 void dacce_model_resolve(struct dacce_model_proc *proc, uint32_t tid, uint64_t pc,
 			 const struct dacce_raw_context *ctx, const char *runtime_path,
 			 struct dacce_resolved *r)
@@ -697,12 +752,18 @@ void dacce_model_resolve(struct dacce_model_proc *proc, uint32_t tid, uint64_t p
 		r->status = DACCE_UNRESOLVED_NO_CONTEXT;
 		return;
 	}
+	if (ctx->flags & DACCE_CTX_IN_RUNTIME) {
+		r->status = DACCE_UNRESOLVED_RUNTIME;
+		return;
+	}
 	r->status = innermost(proc, pc, ctx, runtime_path, &node, &r->leaf_outside);
 	if (r->status != DACCE_RESOLVED)
 		return;
 	snap = (struct dacce_snapshot){ .epoch = ctx->epoch, .id = ctx->id, .node = node,
 					.cc_depth = ctx->n_entries, .cc = ctx->entries };
 	r->status = decode_into(proc, &snap, ctx->flags & DACCE_CTX_TRUNCATED, r);
-	if (r->status == DACCE_RESOLVED)
+	if (r->status == DACCE_UNRESOLVED_DECODE)
+		resolve_callback(proc, node, ctx, r);
+	if (r->status == DACCE_RESOLVED || r->status == DACCE_RESOLVED_CALLBACK)
 		append_creation(proc, tid, r);
 }

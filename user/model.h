@@ -92,6 +92,8 @@ const struct dacce_dict *dacce_model_dict(struct dacce_model_proc *proc, uint64_
 enum dacce_resolve_status {
 	DACCE_RESOLVED = 0,	 /* frames are the exact context */
 	DACCE_RESOLVED_PARTIAL,	 /* exact inner frames; outer ones missing (truncated copy) */
+	DACCE_RESOLVED_CALLBACK, /* exact innermost and outer frames; the ones between missing:
+				    program code called back from code not instrumented (a library) */
 	DACCE_UNRESOLVED_NO_CONTEXT,  /* no runtime or no context in the thread yet */
 	DACCE_UNRESOLVED_READ_FAILED, /* the sampler could not read the thread's state */
 	DACCE_UNRESOLVED_TRAMPOLINE,  /* the PC was inside the runtime's generated code */
@@ -103,6 +105,9 @@ enum dacce_resolve_status {
 };
 
 const char *dacce_resolve_status_name(enum dacce_resolve_status status);
+
+/* In a path: the frames between this frame and the next outer one are not known. */
+#define DACCE_EDGE_GAP (UINT32_MAX - 1)
 
 /* A raw context as captured. */
 struct dacce_raw_context {

@@ -212,6 +212,14 @@ static int push_leaf(struct dacce_profile_builder *b, struct dacce_model_proc *p
 	return err;
 }
 
+static int push_truncated(struct dacce_profile_builder *b)
+{
+	return push(b, intern_frame(b, &(struct frame_key){ .function = intern_str(b, "[truncated]"),
+							    .module = intern_str(b, "[dacce]"),
+							    .build_id = intern_str(b, ""),
+							    .kind = DACCE_RFRAME_TRUNCATED }));
+}
+
 /* Builds r's frames into scratch, innermost first. */
 static int context_frames(struct dacce_profile_builder *b, struct dacce_model_proc *proc,
 			  const struct dacce_resolved *r)
@@ -220,7 +228,8 @@ static int context_frames(struct dacce_profile_builder *b, struct dacce_model_pr
 	int err = 0;
 
 	b->n_scratch = 0;
-	if (r->status != DACCE_RESOLVED && r->status != DACCE_RESOLVED_PARTIAL) {
+	if (r->status != DACCE_RESOLVED && r->status != DACCE_RESOLVED_PARTIAL &&
+	    r->status != DACCE_RESOLVED_CALLBACK) {
 		err = push_leaf(b, proc, r, DACCE_NONE);
 		snprintf(label, sizeof(label), "[dacce: %s]", dacce_resolve_status_name(r->status));
 		if (!err)
@@ -242,13 +251,12 @@ static int context_frames(struct dacce_profile_builder *b, struct dacce_model_pr
 		err = push_symbolized(b, m, frame_address(proc, r, i, m),
 				      proc->graph->nodes[node].offset,
 				      frame_kind(proc, r->path.frames[i].edge), NULL);
+		/* Frames between this one and the next are not known (a callback). */
+		if (!err && r->path.frames[i].edge == DACCE_EDGE_GAP)
+			err = push_truncated(b);
 	}
 	if (!err && r->status == DACCE_RESOLVED_PARTIAL)
-		err = push(b, intern_frame(b, &(struct frame_key){
-					      .function = intern_str(b, "[truncated]"),
-					      .module = intern_str(b, "[dacce]"),
-					      .build_id = intern_str(b, ""),
-					      .kind = DACCE_RFRAME_TRUNCATED }));
+		err = push_truncated(b);
 	return err;
 }
 
@@ -408,6 +416,12 @@ int dacce_profile_build(struct dacce_model *model, const struct dacce_profile_fi
 		dacce_model_resolve(proc, tid, (uint64_t)sqlite3_column_int64(stmt, 2), &ctx,
 				    b->runtime_path, &r);
 		b->result.by_status[r.status]++;
+		if (getenv("DACCE_DEBUG_RESOLVE") && r.status != DACCE_RESOLVED)
+			fprintf(stderr, "resolve: %s (%s) pc %#llx epoch %llu id %llu reset %llu n %u top %u\n",
+				dacce_resolve_status_name(r.status), r.why ? r.why : "",
+				(unsigned long long)r.pc, (unsigned long long)ctx.epoch,
+				(unsigned long long)ctx.id, (unsigned long long)ctx.reset_id, ctx.n_entries,
+				ctx.n_entries ? ctx.entries[ctx.n_entries - 1].edge : 0);
 		b->result.profile.total_samples++;
 		err = context_frames(b, proc, &r);
 		if (!err)

@@ -104,9 +104,10 @@ int dacce_report_folded(FILE *out, const struct dacce_rprofile *profile,
  * when the profile has a period, EVENT/UNIT (cpu/nanoseconds for cpu-clock)
  * worth count * period; period_type and period say the same.  One Location per
  * distinct module and address, its Lines the inline chain innermost first;
- * one Mapping per module (with build id), addresses being link-time addresses;
- * functions deduplicated by name and file.  Labels: "tid" (number) and "comm"
- * (string) when known.  Ignores every option.
+ * one Mapping per module (with build id; none for "[unknown]"), starting at 0
+ * as addresses are link-time addresses; functions deduplicated by name and
+ * file.  Labels: "tid" (number) and "comm" (string) when known.  Strings are
+ * made valid UTF-8 (proto3 requires it).  Ignores every option.
  */
 int dacce_report_pprof(FILE *out, const struct dacce_rprofile *profile,
 		       const struct dacce_report_options *opts);

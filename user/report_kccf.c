@@ -16,7 +16,7 @@ struct kccf_builder {
 	const struct rpt_forest *cct;
 	struct rpt_forest forest;
 	unsigned int k;
-	uint32_t *path;	   /* CCT nodes of one k-context, innermost first */
+	uint32_t *deepest; /* per CCT node: the forest node its reversed k-context ends at */
 	uint32_t *active;  /* per forest node: CCT ancestors on the DFS path matching it */
 	uint32_t *pending; /* DFS stack over the CCT; the top bit marks a node's exit */
 };
@@ -24,88 +24,65 @@ struct kccf_builder {
 #define EXIT_BIT 0x80000000u
 
 /*
- * The k-context of CCT node v, reversed: v, its caller, ... at most k calls
- * out.  It stops after a truncated frame (what called it is unknown) and
- * before the virtual root.
+ * Joins the k-context of CCT node v, reversed, into the forest: v, its caller,
+ * ... at most k calls out, each node counting v's self samples.  The path
+ * stops after a truncated frame (what called it is unknown) and before the
+ * virtual root.
  */
-static uint32_t reversed_context(const struct kccf_builder *b, uint32_t v)
-{
-	uint32_t n = 0;
-
-	for (uint32_t at = v; at != 0 && n <= b->k; at = b->cct->nodes[at].parent) {
-		b->path[n++] = at;
-		if (rpt_frame_is_truncated(b->cct->nodes[at].frame))
-			break;
-	}
-	return n;
-}
-
-/* The forest nodes of v's reversed context, found (not added) in place of b->path. */
-static uint32_t find_context(struct kccf_builder *b, uint32_t v)
-{
-	uint32_t n = reversed_context(b, v), at = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		at = rpt_forest_find_child(&b->forest, at, b->cct->nodes[b->path[i]].frame);
-		if (at == RPT_NONE)
-			return i; /* cannot happen after join_contexts() */
-		b->path[i] = at;
-	}
-	return n;
-}
-
-/* inv_k: joins every routine's reversed k-context, each node counting v's self samples. */
-static int join_contexts(struct kccf_builder *b)
+static int join_context(struct kccf_builder *b, uint32_t v)
 {
 	const struct rpt_forest_node *cct = b->cct->nodes;
+	uint32_t at = 0, calls = 0;
 
+	for (uint32_t w = v; w != 0; w = cct[w].parent) {
+		int err = rpt_forest_child(&b->forest, at, cct[w].frame, &at);
+
+		if (err)
+			return err;
+		b->forest.nodes[at].self = rpt_add_sat(b->forest.nodes[at].self, cct[v].self);
+		if (calls++ == b->k || rpt_frame_is_truncated(cct[w].frame))
+			break;
+	}
+	b->deepest[v] = at;
+	return 0;
+}
+
+/* inv_k(CCT): every routine's reversed k-contexts joined. */
+static int join_contexts(struct kccf_builder *b)
+{
 	for (uint32_t v = 1; v < b->cct->n_nodes; v++) {
-		uint32_t n, at = 0;
+		int err;
 
-		if (rpt_frame_is_truncated(cct[v].frame))
+		if (rpt_frame_is_truncated(b->cct->nodes[v].frame))
 			continue; /* a gap, not a routine: no tree of its own */
-		n = reversed_context(b, v);
-		for (uint32_t i = 0; i < n; i++) {
-			int err = rpt_forest_child(&b->forest, at, cct[b->path[i]].frame, &at);
-
-			if (err)
-				return err;
-			b->forest.nodes[at].self = rpt_add_sat(b->forest.nodes[at].self, cct[v].self);
-		}
+		err = join_context(b, v);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
 /*
  * Totals: samples whose stack holds a node's path.  A CCT node w adds its
- * inclusive count to the forest nodes of its reversed context unless an
- * ancestor of w already did (recursion repeats a path on one stack); the
- * active counts track that along a depth-first walk of the CCT.
+ * inclusive count to the forest nodes of its reversed context (the deepest
+ * one and its ancestors) unless an ancestor of w already did: recursion
+ * repeats a path on one stack.  The active counts track that along a
+ * depth-first walk of the CCT.
  */
 static void enter(struct kccf_builder *b, uint32_t w)
 {
-	uint32_t n;
+	for (uint32_t at = b->deepest[w]; at != 0; at = b->forest.nodes[at].parent) {
+		struct rpt_forest_node *node = &b->forest.nodes[at];
 
-	if (rpt_frame_is_truncated(b->cct->nodes[w].frame))
-		return;
-	n = find_context(b, w);
-	for (uint32_t i = 0; i < n; i++) {
-		struct rpt_forest_node *node = &b->forest.nodes[b->path[i]];
-
-		if (b->active[b->path[i]]++ == 0)
+		if (b->active[at]++ == 0)
 			node->total = rpt_add_sat(node->total, b->cct->nodes[w].total);
 	}
 }
 
 static void leave(struct kccf_builder *b, uint32_t w)
 {
-	uint32_t n;
-
-	if (rpt_frame_is_truncated(b->cct->nodes[w].frame))
-		return;
-	n = find_context(b, w);
-	for (uint32_t i = 0; i < n; i++)
-		b->active[b->path[i]]--;
+	for (uint32_t at = b->deepest[w]; at != 0; at = b->forest.nodes[at].parent)
+		b->active[at]--;
 }
 
 static void push_children(struct kccf_builder *b, size_t *n_pending, uint32_t node)
@@ -134,34 +111,13 @@ static void count_totals(struct kccf_builder *b)
 	}
 }
 
-static uint32_t cct_depth(const struct rpt_forest *cct)
-{
-	uint32_t *depth = calloc(cct->n_nodes, sizeof(*depth));
-	uint32_t deepest = 0;
-
-	if (!depth)
-		return RPT_NONE;
-	/* Parents are always added before their children. */
-	for (uint32_t v = 1; v < cct->n_nodes; v++) {
-		depth[v] = depth[cct->nodes[v].parent] + 1;
-		if (depth[v] > deepest)
-			deepest = depth[v];
-	}
-	free(depth);
-	return deepest;
-}
-
 static int build(struct kccf_builder *b)
 {
-	uint32_t deepest = cct_depth(b->cct);
 	int err;
 
-	if (deepest == RPT_NONE)
-		return -ENOMEM;
-	/* A path never holds more than k + 1 nodes nor more than the CCT is deep. */
-	b->path = calloc((deepest < b->k ? deepest : b->k) + 1, sizeof(*b->path));
 	b->pending = calloc(2 * b->cct->n_nodes, sizeof(*b->pending));
-	if (!b->path || !b->pending || b->cct->n_nodes >= EXIT_BIT)
+	b->deepest = calloc(b->cct->n_nodes, sizeof(*b->deepest)); /* 0: no context */
+	if (!b->pending || !b->deepest || b->cct->n_nodes >= EXIT_BIT)
 		return -ENOMEM;
 	err = rpt_forest_init(&b->forest);
 	if (!err)
@@ -223,7 +179,7 @@ int dacce_report_kccf(FILE *out, const struct dacce_rprofile *profile,
 	if (!err)
 		err = rpt_flush(out);
 cleanup:
-	free(b.path);
+	free(b.deepest);
 	free(b.active);
 	free(b.pending);
 	rpt_forest_free(&b.forest);

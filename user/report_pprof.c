@@ -595,7 +595,7 @@ static int write_gzip(FILE *out, const uint8_t *data, size_t len)
 	int err = 0, status;
 
 	/* windowBits 15 + 16 asks zlib for a gzip header and trailer. */
-	if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK)
 		return -ENOMEM;
 	z.next_in = (uint8_t *)data;

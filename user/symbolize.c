@@ -10,7 +10,11 @@
  *
  * Strings from the files (DWARF names, file names, symbol names) point into
  * data libdwfl keeps until dwfl_end(), so results use them directly; only
- * demangled names are allocated, once per mangled string.
+ * demangled names and PLT names are allocated, once per string.
+ *
+ * Why a symbol index of our own: dwfl_module_addrinfo() reads every symbol
+ * of the table for each address (~40 us for python3's .dynsym), and a report
+ * asks thousands of addresses per module.
  */
 #include "symbolize.h"
 
@@ -23,10 +27,12 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "hashmap.h"
 
@@ -35,6 +41,10 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define BUILD_ID_MAX 64
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
+/* elfutils' default search path (see dwfl_standard_find_debuginfo in libdwfl.h). */
+#define DEFAULT_DEBUG_PATH ":.debug:" SYSTEM_DEBUG_DIR
+/* Asks debuginfod servers when "1" (see the header). */
+#define DEBUGINFOD_ENV "DACCE_DEBUGINFOD"
 /* The address map's value for "nothing covers this address". */
 #define UNKNOWN_INDEX UINT32_MAX
 #define NO_NAME "??"
@@ -53,6 +63,36 @@ struct result {
 	struct dacce_sym_frame frames[];
 };
 
+/*
+ * The symbols sharing one [start, end) range, and the one of them
+ * dwfl_module_addrinfo() answers with when no other range covers an address.
+ */
+struct sym_range {
+	uint64_t start, end;
+	uint64_t before_end; /* the largest end of the ranges sorted before this one */
+	const char *name;    /* NULL when that symbol is no code symbol (an object, say) */
+	uint64_t value;	     /* its st_value */
+};
+
+/* A module's symbol table as libdwfl searches it, sorted for binary search. */
+struct sym_index {
+	struct sym_range *ranges; /* symbols with a size, by start then end */
+	size_t n_ranges;
+	uint64_t *labels; /* values of symbols without a size (assembly labels), sorted */
+	size_t n_labels;
+	uint64_t *abs_labels; /* those of them outside sections: they only answer for their value */
+	size_t n_abs_labels;
+	bool built;
+	bool exact; /* false: values libdwfl computes otherwise (descriptors, bias): ask it */
+};
+
+/* One PLT entry that jumps through a GOT slot with a named relocation. */
+struct plt_entry {
+	uint64_t start, end;
+	const char *symbol; /* in .dynsym: libdwfl's data */
+	char *label;	    /* "symbol@plt" (demangled), made when first asked */
+};
+
 struct module {
 	char *path;
 	uint8_t build_id[BUILD_ID_MAX]; /* expected; not checked when build_id_len is 0 */
@@ -66,6 +106,10 @@ struct module {
 	struct dacce_hashmap by_address; /* address -> index in results, or UNKNOWN_INDEX */
 	struct result **results;
 	size_t n_results, cap_results;
+	struct sym_index symbols;
+	struct plt_entry *plt; /* by start */
+	size_t n_plt;
+	bool plt_read;
 };
 
 struct dacce_symbolizer {
@@ -274,6 +318,226 @@ cleanup:
 	return err;
 }
 
+/* ------------------------------------------------------------ separate debug files */
+
+/*
+ * Why a find_debuginfo callback of our own: dwfl_standard_find_debuginfo()
+ * ends by asking debuginfod servers whenever DEBUGINFOD_URLS is set, and
+ * libdwfl 0.188 has no switch against it (its client is made on demand,
+ * inside).  This one does the local part: libdwfl's own build-id lookup
+ * (meant to be reused so, see libdwfl.h), then the search by name.
+ */
+
+/* What a debug file found by name must be. */
+struct debug_want {
+	const void *id; /* the build-id it must carry; NULL: none known */
+	size_t id_len;
+	GElf_Word crc; /* without id: the CRC-32 of its contents, unless 0 */
+	dev_t main_dev; /* the main file, found again under another name, is no debug file */
+	ino_t main_ino;
+};
+
+static bool file_has_build_id(int fd, const void *id, size_t id_len)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	const void *bits;
+	ssize_t len;
+	bool same;
+
+	if (!elf)
+		return false;
+	len = dwelf_elf_gnu_build_id(elf, &bits);
+	same = len > 0 && (size_t)len == id_len && memcmp(bits, id, id_len) == 0;
+	elf_end(elf);
+	return same;
+}
+
+/* The CRC-32 .gnu_debuglink records is zlib's. */
+static bool file_has_crc(int fd, GElf_Word crc)
+{
+	unsigned char buf[16384];
+	uLong sum = crc32(0, NULL, 0);
+	off_t at = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), at)) > 0) {
+		sum = crc32(sum, buf, (uInt)n);
+		at += n;
+	}
+	return n == 0 && sum == crc;
+}
+
+/* Opens path if it is the debug file wanted: returns its fd, or -1. */
+static int open_debug_candidate(const char *path, const struct debug_want *want)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_dev == want->main_dev && st.st_ino == want->main_ino))
+		goto cleanup;
+	if (want->id ? file_has_build_id(fd, want->id, want->id_len)
+		     : !want->crc || file_has_crc(fd, want->crc))
+		return fd;
+cleanup:
+	close(fd);
+	return -1;
+}
+
+/* Tries [dir/][sub/]name; on success *found owns the path (libdwfl frees it). */
+static int try_debug_file(const char *dir, const char *sub, const char *name,
+			  const struct debug_want *want, char **found)
+{
+	char *path;
+	int fd, n;
+
+	if (dir && sub)
+		n = asprintf(&path, "%s/%s/%s", dir, sub, name);
+	else if (dir || sub)
+		n = asprintf(&path, "%s/%s", dir ? dir : sub, name);
+	else
+		n = asprintf(&path, "%s", name);
+	if (n < 0)
+		return -1;
+	fd = open_debug_candidate(path, want);
+	if (fd < 0)
+		free(path);
+	else
+		*found = path;
+	return fd;
+}
+
+/* Under debug directory root, for a file in /usr/bin: root/usr/bin, root/bin, then root. */
+static int try_under_debug_dir(const char *root, const char *dir, const char *name,
+			       const struct debug_want *want, char **found)
+{
+	for (const char *sub = dir; sub && sub[1]; sub = strchr(sub + 1, '/')) {
+		int fd = try_debug_file(root, sub + 1, name, want, found);
+
+		if (fd >= 0)
+			return fd;
+	}
+	return try_debug_file(root, NULL, name, want, found);
+}
+
+/*
+ * The .gnu_debuglink search along elfutils' path syntax: an empty entry is
+ * the file's directory, a relative one a directory under it, an absolute
+ * one a debug directory (CRC flags '+'/'-' are accepted and ignored).
+ */
+static int find_by_debuglink(const char *search_path, const char *file, const char *link,
+			     const struct debug_want *want, char **found)
+{
+	const char *slash = strrchr(file, '/');
+	char *copy = strdup(search_path), *dir = NULL, *rest, *entry;
+	int fd = -1;
+
+	if (slash)
+		dir = strndup(file, (size_t)(slash - file));
+	if (!copy || (slash && !dir))
+		goto cleanup;
+	rest = copy;
+	while (fd < 0 && (entry = strsep(&rest, ":"))) {
+		if (*entry == '+' || *entry == '-')
+			entry++;
+		if (!*entry)
+			fd = try_debug_file(dir, NULL, link, want, found);
+		else if (*entry != '/')
+			fd = try_debug_file(dir, entry, link, want, found);
+		else if (dir && dir[0] == '/')
+			fd = try_under_debug_dir(entry, dir, link, want, found);
+	}
+cleanup:
+	free(dir);
+	free(copy);
+	return fd;
+}
+
+/* The dwz file shared debug info refers to: its name is absolute or relative to the debug file. */
+static int find_by_altlink(const char *debug_file, const char *alt, const struct debug_want *want,
+			   char **found)
+{
+	const char *slash = strrchr(debug_file, '/');
+	char *dir;
+	int fd;
+
+	if (alt[0] == '/' || !slash)
+		return try_debug_file(NULL, NULL, alt, want, found);
+	dir = strndup(debug_file, (size_t)(slash - debug_file));
+	if (!dir)
+		return -1;
+	fd = try_debug_file(dir, NULL, alt, want, found);
+	free(dir);
+	return fd;
+}
+
+/* The dwz file of a module whose DWARF libdwfl has already (so asking for it does not recurse). */
+static int find_dwz_file(Dwfl_Module *mod, const char *debug_file, const char *alt,
+			 char **found)
+{
+	struct debug_want want = { 0 };
+	const char *alt_name;
+	Dwarf_Addr bias;
+	Dwarf *dwarf = dwfl_module_getdwarf(mod, &bias);
+	ssize_t len = dwarf ? dwelf_dwarf_gnu_debugaltlink(dwarf, &alt_name, &want.id) : -1;
+
+	if (len <= 0)
+		return -1;
+	want.id_len = (size_t)len;
+	return find_by_altlink(debug_file, alt, &want, found);
+}
+
+/*
+ * libdwfl's find_debuginfo callback without debuginfod.  It is asked for the
+ * debug file of the module (its debug Elf not set yet: dwbias is -1), and
+ * then maybe for the dwz file that debug file's DWARF refers to.
+ */
+static int find_debuginfo_locally(Dwfl_Module *mod, void **userdata, const char *modname,
+				  Dwarf_Addr base, const char *file, const char *link,
+				  GElf_Word crc, char **found)
+{
+	const struct dacce_symbolizer *s = *userdata;
+	struct debug_want want = { .crc = crc };
+	const unsigned char *bits;
+	Dwarf_Addr dwbias;
+	struct stat st;
+	GElf_Addr vaddr;
+	int fd, len;
+
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc, found);
+	if (fd >= 0 || !file || !link || !s)
+		return fd;
+	dwfl_module_info(mod, NULL, NULL, NULL, &dwbias, NULL, NULL, NULL);
+	if (dwbias != (Dwarf_Addr)-1)
+		return find_dwz_file(mod, file, link, found);
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len > 0) {
+		want.id = bits;
+		want.id_len = (size_t)len;
+	}
+	if (stat(file, &st) == 0) {
+		want.main_dev = st.st_dev;
+		want.main_ino = st.st_ino;
+	}
+	return find_by_debuglink(s->debug_path ? s->debug_path : DEFAULT_DEBUG_PATH, file, link,
+				 &want, found);
+}
+
+/* The module's main file always comes with it (dwfl_report_elf): nothing to find. */
+static int find_no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		       char **file_name, Elf **elfp)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	*elfp = NULL;
+	return -1;
+}
+
 /* ------------------------------------------------------------ modules */
 
 /* Only executables and shared objects have symbol values that are addresses. */
@@ -347,7 +611,7 @@ corrupt:
 	return -EBADMSG;
 }
 
-/* Records the executable segments (addresses outside them are never code); checks all segments. */
+/* Checks the segments; records the executable ones: addresses outside them are never code. */
 static int read_segments(Elf *elf, uint64_t file_size, struct module *m, const char **why)
 {
 	size_t n_phdrs;
@@ -382,6 +646,8 @@ static int read_segments(Elf *elf, uint64_t file_size, struct module *m, const c
 /* Hands fd to a new Dwfl holding only this module, at link-time addresses. */
 static int report_module(struct dacce_symbolizer *s, struct module *m, int *fd)
 {
+	void **userdata;
+
 	m->dwfl = dwfl_begin(&s->callbacks);
 	if (!m->dwfl) {
 		m->why = "out of memory";
@@ -395,6 +661,9 @@ static int report_module(struct dacce_symbolizer *s, struct module *m, int *fd)
 		return -EBADMSG;
 	}
 	*fd = -1; /* libdwfl owns it now */
+	/* find_debuginfo_locally() needs the search path. */
+	dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = s;
 	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
 		m->why = "corrupt ELF file";
 		return -EBADMSG;
@@ -444,6 +713,11 @@ static void module_free(struct module *m)
 		free(m->results[i]);
 	free(m->results);
 	dacce_hashmap_fini(&m->by_address);
+	for (size_t i = 0; i < m->n_plt; i++)
+		free(m->plt[i].label);
+	free(m->plt);
+	free(m->symbols.ranges);
+	free(m->symbols.labels);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->exec);
@@ -451,14 +725,14 @@ static void module_free(struct module *m)
 	free(m);
 }
 
-/* The debug path elfutils searches: the file's own directory and .debug, then ours, then the system's. */
+/* elfutils' search path: the file's directory and its .debug, then ours, then the system's. */
 static int build_debug_path(struct dacce_symbolizer *s)
 {
 	char *path;
 
 	if (!s->extra_debug_dirs)
 		return 0;
-	if (asprintf(&path, ":.debug:%s:%s", s->extra_debug_dirs, SYSTEM_DEBUG_DIR) < 0)
+	if (asprintf(&path, ":.debug:%s:" SYSTEM_DEBUG_DIR, s->extra_debug_dirs) < 0)
 		return -ENOMEM;
 	free(s->debug_path);
 	s->debug_path = path;
@@ -756,6 +1030,32 @@ cleanup:
 
 /* ------------------------------------------------------------ symbol tables */
 
+/*
+ * The index answers as dwfl_module_addrinfo() does (elfutils 0.188), where
+ * it can decide alone.  libdwfl searches globals first (from first_global)
+ * and locals only when no symbol with a size covers the address; among the
+ * symbols with a size that cover it, a higher start or a stronger binding
+ * wins, the first in table order on ties; without any, a label (a symbol
+ * without size) of the address's section may answer if no symbol ends
+ * between it and the address (a label outside sections, like the version
+ * names of .dynsym, only for its own value).  So: when exactly one [start,
+ * end) covers the address and no label sits at it, the answer is the winner
+ * of that range; when none covers it and no label lies between the highest
+ * end below and the address, there is none.  Nested ranges and nearby labels
+ * are rare: those addresses go to libdwfl.
+ */
+enum sym_answer { SYM_NONE, SYM_FOUND, SYM_ASK_LIBDWFL };
+
+/* A symbol as libdwfl's search sees it, while the index is built. */
+struct sym_candidate {
+	uint64_t start, end;
+	uint32_t pass;	/* 0: searched first, 1: searched only when pass 0 finds nothing */
+	int binding;	/* the stronger wins */
+	uint32_t order; /* index in the table: the first wins ties */
+	const char *name;
+	GElf_Sym sym;
+};
+
 /* Functions, and labels from assembly (no type); never data, sections or files. */
 static bool is_code_symbol(const GElf_Sym *sym)
 {
@@ -764,12 +1064,512 @@ static bool is_code_symbol(const GElf_Sym *sym)
 	return type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE;
 }
 
+/* Whether libdwfl's search looks at the symbol at all. */
+static bool is_searched(const char *name, const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return name && name[0] && sym->st_shndx != SHN_UNDEF && type != STT_SECTION &&
+	       type != STT_FILE && type != STT_TLS;
+}
+
+static int binding_strength(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* By range, then as libdwfl prefers within one range: its pick comes first. */
+static int compare_candidates(const void *a, const void *b)
+{
+	const struct sym_candidate *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	if (x->pass != y->pass)
+		return x->pass < y->pass ? -1 : 1;
+	if (x->binding != y->binding)
+		return x->binding > y->binding ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Sorts the searched symbols into c (with a size) and x->labels (without).
+ * Returns false when some value is not st_value as it is (libdwfl would
+ * then compare other numbers) or a range wraps: the index is not exact.
+ */
+static bool gather_symbols(struct module *m, int n, int first_global, struct sym_candidate *c,
+			   size_t *n_c)
+{
+	struct sym_index *x = &m->symbols;
+
+	for (int i = 1; i < n; i++) {
+		GElf_Word shndx;
+		GElf_Addr value;
+		Dwarf_Addr bias;
+		GElf_Sym sym;
+		Elf *elf;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &value, &shndx, &elf, &bias);
+
+		if (!is_searched(name, &sym))
+			continue;
+		if (value != sym.st_value || value + sym.st_size < value)
+			return false;
+		if (sym.st_size == 0 && shndx >= SHN_LORESERVE) {
+			x->abs_labels[x->n_abs_labels++] = value;
+			continue;
+		}
+		if (sym.st_size == 0) {
+			x->labels[x->n_labels++] = value;
+			continue;
+		}
+		c[(*n_c)++] = (struct sym_candidate){
+			.start = value,
+			.end = value + sym.st_size,
+			.pass = first_global > 1 && i < first_global,
+			.binding = binding_strength(&sym),
+			.order = (uint32_t)i,
+			.name = name,
+			.sym = sym,
+		};
+	}
+	return true;
+}
+
+/* One range per distinct [start, end) of the sorted candidates, named after the first. */
+static void merge_ranges(struct sym_index *x, const struct sym_candidate *c, size_t n)
+{
+	uint64_t before_end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct sym_range *r = &x->ranges[x->n_ranges];
+
+		if (i && c[i].start == c[i - 1].start && c[i].end == c[i - 1].end)
+			continue;
+		r->start = c[i].start;
+		r->end = c[i].end;
+		r->before_end = before_end;
+		r->name = is_code_symbol(&c[i].sym) ? c[i].name : NULL;
+		r->value = c[i].sym.st_value;
+		if (c[i].end > before_end)
+			before_end = c[i].end;
+		x->n_ranges++;
+	}
+}
+
+static void drop_symbol_index(struct sym_index *x)
+{
+	free(x->ranges);
+	free(x->labels);
+	free(x->abs_labels);
+	*x = (struct sym_index){ 0 };
+}
+
+/* Builds m's index from libdwfl's table (.symtab of the file or its debug file, else .dynsym). */
+static int build_symbol_index(struct module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod), first_global;
+	struct sym_index *x = &m->symbols;
+	struct sym_candidate *c = NULL;
+	size_t n_c = 0;
+	int err = 0;
+
+	first_global = n > 1 ? dwfl_module_getsymtab_first_global(m->mod) : -1;
+	x->exact = true;
+	if (first_global < 0)
+		goto done; /* no table: libdwfl finds nothing either */
+	c = calloc((size_t)n, sizeof(*c));
+	x->ranges = calloc((size_t)n, sizeof(*x->ranges));
+	x->labels = calloc((size_t)n, sizeof(*x->labels));
+	x->abs_labels = calloc((size_t)n, sizeof(*x->abs_labels));
+	if (!c || !x->ranges || !x->labels || !x->abs_labels) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (!gather_symbols(m, n, first_global, c, &n_c)) {
+		drop_symbol_index(x);
+		goto done;
+	}
+	qsort(c, n_c, sizeof(*c), compare_candidates);
+	qsort(x->labels, x->n_labels, sizeof(*x->labels), compare_u64);
+	qsort(x->abs_labels, x->n_abs_labels, sizeof(*x->abs_labels), compare_u64);
+	merge_ranges(x, c, n_c);
+done:
+	x->built = true;
+cleanup:
+	if (err)
+		drop_symbol_index(x);
+	free(c);
+	return err;
+}
+
+/* Whether one of the sorted values v[0..n) lies in [low, high]. */
+static bool any_within(const uint64_t *v, size_t n, uint64_t low, uint64_t high)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < low)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] <= high;
+}
+
+/* Whether a label may answer for address: in a section, in [low, address]; outside, at it. */
+static bool label_within(const struct sym_index *x, uint64_t low, uint64_t address)
+{
+	return any_within(x->labels, x->n_labels, low, address) ||
+	       any_within(x->abs_labels, x->n_abs_labels, address, address);
+}
+
+static enum sym_answer index_lookup(const struct sym_index *x, uint64_t address,
+				    const struct sym_range **out)
+{
+	size_t lo = 0, hi = x->n_ranges;
+	const struct sym_range *r;
+
+	if (!x->exact)
+		return SYM_ASK_LIBDWFL;
+	/* The last range starting at or below address. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->ranges[mid].start <= address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return label_within(x, 0, address) ? SYM_ASK_LIBDWFL : SYM_NONE;
+	r = &x->ranges[lo - 1];
+	if (r->before_end > address)
+		return SYM_ASK_LIBDWFL; /* an earlier range covers it too */
+	if (address < r->end) {
+		*out = r;
+		return label_within(x, address, address) ? SYM_ASK_LIBDWFL : SYM_FOUND;
+	}
+	return label_within(x, r->end > r->before_end ? r->end : r->before_end, address)
+		       ? SYM_ASK_LIBDWFL
+		       : SYM_NONE;
+}
+
+/* The code symbol (from .symtab or .dynsym) holding address: *name stays NULL if none. */
+static int code_symbol_at(struct module *m, uint64_t address, const char **name, uint64_t *value)
+{
+	const struct sym_range *r = NULL;
+	GElf_Off offset;
+	GElf_Sym sym;
+	int err;
+
+	*name = NULL;
+	if (!m->symbols.built) {
+		err = build_symbol_index(m);
+		if (err)
+			return err;
+	}
+	switch (index_lookup(&m->symbols, address, &r)) {
+	case SYM_FOUND:
+		*name = r->name;
+		*value = r->value;
+		return 0;
+	case SYM_NONE:
+		return 0;
+	case SYM_ASK_LIBDWFL:
+		break;
+	}
+	*name = dwfl_module_addrinfo(m->mod, address, &offset, &sym, NULL, NULL, NULL);
+	if (*name && **name && is_code_symbol(&sym))
+		*value = sym.st_value;
+	else
+		*name = NULL;
+	return 0;
+}
+
 static bool in_exec_range(const struct module *m, uint64_t address)
 {
 	for (size_t i = 0; i < m->n_exec; i++)
 		if (address >= m->exec[i].start && address < m->exec[i].end)
 			return true;
 	return false;
+}
+
+/* ------------------------------------------------------------ PLT entries */
+
+/*
+ * Why decode the entries rather than count them: every x86-64 layout (lazy
+ * .plt, .plt.sec of IBT builds, .plt.got; endbr64 or bnd prefixes; -z now
+ * or not) starts an entry that calls a function with a jump through that
+ * function's GOT slot, and the slot is what a dynamic relocation names.
+ * Entries that do not (the resolver entry, the lazy-binding stubs behind
+ * .plt.sec) stay unnamed, as objdump leaves them.
+ */
+
+/* A GOT slot that a dynamic relocation fills with a function's address. */
+struct got_slot {
+	uint64_t address;
+	const char *symbol;
+};
+
+struct slot_list {
+	struct got_slot *v;
+	size_t n, cap;
+};
+
+struct plt_list {
+	struct plt_entry *v;
+	size_t n, cap;
+};
+
+/* The dynamic symbol table a relocation section refers to. */
+struct dynsym {
+	Elf_Data *data;
+	size_t strtab;
+};
+
+static int compare_slots(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+static int compare_plt_entries(const void *a, const void *b)
+{
+	const struct plt_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool dynsym_of(Elf *elf, const GElf_Shdr *rela, struct dynsym *out)
+{
+	Elf_Scn *scn = elf_getscn(elf, rela->sh_link);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+		return false;
+	out->data = elf_getdata(scn, NULL);
+	out->strtab = sh.sh_link;
+	return out->data != NULL;
+}
+
+/* Adds the function slots of a relocation section: JUMP_SLOT (.rela.plt), GLOB_DAT (.rela.dyn). */
+static int add_got_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct slot_list *slots)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	struct dynsym dynsym;
+	GElf_Rela rela;
+
+	if (!data || !dynsym_of(elf, sh, &dynsym))
+		return 0;
+	for (int i = 0; i < INT32_MAX && gelf_getrela(data, i, &rela); i++) {
+		uint64_t type = GELF_R_TYPE(rela.r_info), index = GELF_R_SYM(rela.r_info);
+		struct got_slot *v;
+		const char *name;
+		GElf_Sym sym;
+
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || index == 0 ||
+		    index > INT32_MAX || !gelf_getsym(dynsym.data, (int)index, &sym))
+			continue;
+		name = elf_strptr(elf, dynsym.strtab, sym.st_name);
+		if (!name || !*name)
+			continue;
+		v = reserve(slots->v, &slots->cap, slots->n, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		slots->v = v;
+		slots->v[slots->n++] = (struct got_slot){ rela.r_offset, name };
+	}
+	return 0;
+}
+
+static const char *slot_symbol(const struct slot_list *slots, uint64_t address)
+{
+	size_t lo = 0, hi = slots->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (slots->v[mid].address < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < slots->n && slots->v[lo].address == address ? slots->v[lo].symbol : NULL;
+}
+
+static uint32_t read_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The slot the entry at code jumps through: [endbr64] [bnd] jmp *disp32(%rip). */
+static bool plt_entry_slot(const uint8_t *code, size_t len, uint64_t address, uint64_t *slot)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t at = 0;
+
+	if (len >= sizeof(endbr64) && memcmp(code, endbr64, sizeof(endbr64)) == 0)
+		at = sizeof(endbr64);
+	if (at < len && code[at] == 0xf2) /* bnd */
+		at++;
+	if (len - at < 6 || code[at] != 0xff || code[at + 1] != 0x25)
+		return false;
+	/* disp32 is relative to the next instruction. */
+	*slot = address + at + 6 + (uint64_t)(int64_t)(int32_t)read_le32(code + at + 2);
+	return true;
+}
+
+/* .plt, .plt.sec, .plt.got (and the .plt.bnd of older MPX builds). */
+static bool is_plt_section(Elf *elf, size_t shstrndx, const GElf_Shdr *sh)
+{
+	const char *name = elf_strptr(elf, shstrndx, sh->sh_name);
+
+	return name && strncmp(name, ".plt", 4) == 0 && (name[4] == '\0' || name[4] == '.') &&
+	       sh->sh_type == SHT_PROGBITS && (sh->sh_flags & SHF_EXECINSTR);
+}
+
+/* Adds the named entries of one PLT section; entries are sh_entsize apart (8 or 16). */
+static int add_plt_entries(Elf_Scn *scn, const GElf_Shdr *sh, GElf_Addr bias,
+			   const struct slot_list *slots, struct plt_list *entries)
+{
+	uint64_t stride = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16;
+	Elf_Data *data = elf_getdata(scn, NULL);
+
+	if (!data || !data->d_buf)
+		return 0;
+	for (size_t at = 0; at < data->d_size; at += stride) {
+		uint64_t address = sh->sh_addr + at, slot;
+		struct plt_entry *v;
+		const char *symbol;
+
+		if (!plt_entry_slot((const uint8_t *)data->d_buf + at, data->d_size - at, address,
+				    &slot))
+			continue;
+		symbol = slot_symbol(slots, slot);
+		if (!symbol)
+			continue;
+		v = reserve(entries->v, &entries->cap, entries->n, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		entries->v = v;
+		entries->v[entries->n++] =
+			(struct plt_entry){ address + bias, address + bias + stride, symbol, NULL };
+	}
+	return 0;
+}
+
+/* Reads every section of one kind: the relocations first, then the PLT sections. */
+static int scan_sections(Elf *elf, GElf_Addr bias, struct slot_list *slots,
+			 struct plt_list *entries)
+{
+	size_t shstrndx;
+	int err = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	for (Elf_Scn *scn = NULL; !err && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
+			err = add_got_slots(elf, scn, &sh, slots);
+	}
+	qsort(slots->v, slots->n, sizeof(*slots->v), compare_slots);
+	for (Elf_Scn *scn = NULL; !err && slots->n && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && is_plt_section(elf, shstrndx, &sh))
+			err = add_plt_entries(scn, &sh, bias, slots, entries);
+	}
+	return err;
+}
+
+/* Finds m's named PLT entries, once. */
+static int read_plt(struct module *m)
+{
+	struct plt_list entries = { 0 };
+	struct slot_list slots = { 0 };
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	GElf_Ehdr ehdr;
+	int err = 0;
+
+	/* The decoding is x86-64's: other machines keep their PLT unnamed. */
+	if (elf && gelf_getehdr(elf, &ehdr) && ehdr.e_machine == EM_X86_64)
+		err = scan_sections(elf, bias, &slots, &entries);
+	free(slots.v);
+	if (err) {
+		free(entries.v);
+		return err;
+	}
+	qsort(entries.v, entries.n, sizeof(*entries.v), compare_plt_entries);
+	m->plt = entries.v;
+	m->n_plt = entries.n;
+	m->plt_read = true;
+	return 0;
+}
+
+static struct plt_entry *plt_entry_at(const struct module *m, uint64_t address)
+{
+	size_t lo = 0, hi = m->n_plt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->plt[mid].start <= address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && address < m->plt[lo - 1].end ? &m->plt[lo - 1] : NULL;
+}
+
+/* The frame of the PLT entry holding address, if there is one. */
+static int plt_frames(struct dacce_symbolizer *s, struct module *m, uint64_t address,
+		      struct frame_list *list)
+{
+	struct plt_entry *e;
+	const char *name;
+	char *label;
+	int err;
+
+	if (!m->plt_read) {
+		err = read_plt(m);
+		if (err)
+			return err;
+	}
+	e = plt_entry_at(m, address);
+	if (!e)
+		return 0;
+	if (!e->label) {
+		err = demangled(s, e->symbol, &name);
+		if (err)
+			return err;
+		if (asprintf(&label, "%s@plt", name) < 0)
+			return -ENOMEM;
+		e->label = label;
+	}
+	return push_frame(list, &(struct dacce_sym_frame){ .function = e->label, .start = e->start });
 }
 
 /* ------------------------------------------------------------ results */
@@ -797,15 +1597,18 @@ static int store_result(struct module *m, const struct frame_list *list, uint8_t
 	return 0;
 }
 
-/* The function symbol (from .symtab or .dynsym) holding address, or NULL. */
-static const char *code_symbol_at(struct module *m, uint64_t address, GElf_Sym *sym)
+/* The one frame a symbol gives. */
+static int symbol_frames(struct dacce_symbolizer *s, struct module *m, uint64_t address,
+			 struct frame_list *list)
 {
-	const char *name;
-	GElf_Off offset;
+	struct dacce_sym_frame frame = { 0 };
+	const char *symbol;
+	int err = code_symbol_at(m, address, &symbol, &frame.start);
 
-	/* libdwfl searches every symbol: asked only when DWARF did not answer. */
-	name = dwfl_module_addrinfo(m->mod, address, &offset, sym, NULL, NULL, NULL);
-	return name && *name && is_code_symbol(sym) ? name : NULL;
+	if (err || !symbol)
+		return err;
+	err = demangled(s, symbol, &frame.function);
+	return err ? err : push_frame(list, &frame);
 }
 
 /* Symbolizes an address not asked before; *index as in by_address. */
@@ -813,35 +1616,30 @@ static int lookup_address(struct dacce_symbolizer *s, struct module *m, uint64_t
 			  uint32_t *index)
 {
 	struct frame_list list = { 0 };
-	uint8_t source = DACCE_SYM_DWARF;
+	uint8_t source = DACCE_SYM_SYMTAB;
 	const char *symbol;
-	GElf_Sym sym;
+	uint64_t value;
 	int err = 0;
 
 	*index = UNKNOWN_INDEX;
 	if (!in_exec_range(m, address))
 		goto cleanup;
-	err = dwarf_frames(s, m, address, &list);
-	if (err)
-		goto cleanup;
-	if (list.n == 0) {
-		struct dacce_sym_frame frame = { 0 };
-
-		symbol = code_symbol_at(m, address, &sym);
-		if (!symbol)
-			goto cleanup;
-		source = DACCE_SYM_SYMTAB;
-		frame.start = sym.st_value;
-		err = demangled(s, symbol, &frame.function);
-		if (!err)
-			err = push_frame(&list, &frame);
-		if (err)
-			goto cleanup;
+	/* PLT entries have neither DWARF nor symbols; asked first, they cost a binary search. */
+	err = plt_frames(s, m, address, &list);
+	if (!err && list.n == 0) {
+		source = DACCE_SYM_DWARF;
+		err = dwarf_frames(s, m, address, &list);
 	}
+	if (!err && list.n == 0) {
+		source = DACCE_SYM_SYMTAB;
+		err = symbol_frames(s, m, address, &list);
+	}
+	if (err || list.n == 0)
+		goto cleanup;
 	/* A DIE without a name (rare): the symbol names the function better than nothing. */
 	if (!list.v[list.n - 1].function) {
-		symbol = code_symbol_at(m, address, &sym);
-		if (symbol)
+		err = code_symbol_at(m, address, &symbol, &value);
+		if (!err && symbol)
 			err = demangled(s, symbol, &list.v[list.n - 1].function);
 		if (err)
 			goto cleanup;
@@ -902,14 +1700,23 @@ cleanup:
 
 /* ------------------------------------------------------------ life cycle */
 
+static bool debuginfod_wanted(void)
+{
+	const char *value = getenv(DEBUGINFOD_ENV);
+
+	return value && strcmp(value, "1") == 0;
+}
+
 struct dacce_symbolizer *dacce_symbolizer_new(void)
 {
 	struct dacce_symbolizer *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
-	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_elf = find_no_elf;
+	/* Read once: one symbolizer, one policy. */
+	s->callbacks.find_debuginfo =
+		debuginfod_wanted() ? dwfl_standard_find_debuginfo : find_debuginfo_locally;
 	s->callbacks.section_address = dwfl_offline_section_address;
 	s->callbacks.debuginfo_path = &s->debug_path;
 	dacce_hashmap_init(&s->module_by_key);

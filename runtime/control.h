@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime's end of the control channel (include/dacce_control.h):
+ * used only by the policy thread.
+ */
+#ifndef DACCE_RT_CONTROL_H
+#define DACCE_RT_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Reads DACCE_CONTROL.  At start-up, on the main thread: the policy thread
+ * must not call getenv, which a program may define itself (bash does) and
+ * which is then instrumented program code.
+ */
+void dacce_control_configure(void);
+
+/* Connects to the controller named by DACCE_CONTROL; false when there is none. */
+bool dacce_control_connect(void);
+
+/* Whether a controller drives re-encoding now. */
+bool dacce_control_attached(void);
+
+/*
+ * Takes a pending request without waiting: true when the controller asked
+ * for an epoch (its hints are then added to the graph's frequencies, under
+ * the runtime lock).  A closed channel detaches (the built-in policy resumes).
+ */
+bool dacce_control_take_request(void);
+
+/* Tells the controller what came of its request. */
+void dacce_control_done(int result, uint64_t epoch);
+
+/* In a fork child: the parent's connection is not ours. */
+void dacce_control_forget(void);
+
+#endif

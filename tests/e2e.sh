@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End-to-end tests of `dacce launch` and `dacce report` through the real BPF
+# path (root needed): contexts must be exactly the true paths, every output
+# format must be readable by the tools that read it, and bad input must give
+# one line and a non-zero exit.  Ends with "e2e: N passed, M failed".
+#
+# usage: tests/e2e.sh DACCE LIBDACCE PROGRAMS_DIR [WORK_DIR]
+# PROGRAMS_DIR holds the workload built three ways (workload, workload-O0, static) and a
+# C++ one (shapes): the Makefile's e2e-programs, so that no compiler is needed where the
+# test runs (vm-check).
+# E2E_NO_GO=1 skips the check with go tool pprof (no Go toolchain in the VM).
+set -u
+dacce=$(readlink -f "$1")
+libdacce=$(readlink -f "$2")
+programs=$(readlink -f "$3")
+here=$(cd "$(dirname "$0")" && pwd)
+work=${4:-$(mktemp -d /tmp/dacce-e2e.XXXXXX)}
+mkdir -p "$work"
+keep_work=${4:-}
+cleanup() { [ -z "$keep_work" ] && rm -rf "$work"; }
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
+
+if [ "$(id -u)" != 0 ]; then
+	echo "e2e: needs root for BPF (run as root, as CI does)"
+	echo "e2e: 0 passed, 1 failed"
+	exit 1
+fi
+# `dacce launch` must find the runtime it was built with.
+export DACCE_RUNTIME=$libdacce
+
+for p in workload workload-O0 static shapes; do
+	cp "$programs/$p" "$work/$p" || { echo "e2e: $programs/$p missing (make e2e-programs)"; exit 1; }
+done
+
+# One line on stderr, and a given exit status.
+expect_error() { # NAME STATUS_WANTED(any non-zero: "!0") PATTERN CMD...
+	local name=$1 want=$2 pattern=$3 status lines
+	shift 3
+	"$@" >"$work/out" 2>"$work/err"
+	status=$?
+	lines=$(grep -c . "$work/err")
+	if { [ "$want" = "!0" ] && [ "$status" -ne 0 ]; } || [ "$status" = "$want" ]; then
+		if [ "$lines" = 1 ] && grep -q -- "$pattern" "$work/err"; then
+			pass "$name"
+			return
+		fi
+	fi
+	fail "$name (status $status, stderr: $(head -c 300 "$work/err"))"
+}
+
+# ------------------------------------------------------------------ contexts are exact
+check_exact() { # NAME BINARY ARGS...
+	local name=$1 bin=$2 status
+	shift 2
+	"$dacce" launch -q -o "$work/$name.db" -- "$bin" "$@" >"$work/$name.out" 2>"$work/$name.err"
+	status=$?
+	if [ "$status" != 3 ]; then
+		fail "$name: dacce launch exited $status, want the program's 3 ($(head -c 300 "$work/$name.err"))"
+		return
+	fi
+	if ! "$dacce" report -i "$work/$name.db" -f json -n 0 >"$work/$name.json" 2>"$work/$name.rerr"; then
+		fail "$name: report failed: $(cat "$work/$name.rerr")"
+		return
+	fi
+	if out=$(/usr/bin/python3 "$here/e2e/check-report.py" "$here/e2e/expected-paths.txt" \
+		"$work/$name.json" 70); then
+		pass "$name: $out"
+	else
+		fail "$name: $out"
+	fi
+}
+check_exact workload-O2 "$work/workload" 1.5 3 --fork
+check_exact workload-O0-nopie "$work/workload-O0" 1.5 3 --fork
+
+# ------------------------------------------------------------------ what the capture holds
+db=$work/workload-O2.db
+q() { sqlite3 "$db" "$1"; }
+if [ "$(q "select count(*) from procs where runtime = 1")" -ge 2 ]; then
+	pass "fork child followed (its own process image)"
+else
+	fail "fork child not followed: $(q 'select id, pid, parent, runtime from procs')"
+fi
+if [ "$(q "select count(*) from threads where ctx_epoch is not null")" -ge 2 ]; then
+	pass "threads carry their creation contexts"
+else
+	fail "no creation contexts: $(q 'select * from threads')"
+fi
+if [ "$(q "select count(*) from epochs where driver = 'controller' and dict is not null")" -ge 1 ]; then
+	pass "epochs driven by the controller, dictionaries captured"
+else
+	fail "no controller epoch: $(q 'select proc, epoch, driver, length(dict) from epochs')"
+fi
+stats=$("$dacce" report -i "$db" --stats)
+if grep -q "controller" <<<"$stats" && grep -qE "^#\s+epoch\s+maxID\s+nodes\s+edges" <<<"$stats"; then
+	pass "report lists epochs with maxID, nodes and edges"
+else
+	fail "report's epoch table: $stats"
+fi
+
+# ------------------------------------------------------------------ formats
+"$dacce" report -i "$db" -f folded >"$work/folded" 2>&1
+if [ -s "$work/folded" ] && ! grep -vqE '^[^ ].* [0-9]+$' "$work/folded" &&
+	grep -q "main;start_workers;.*;worker_a;worker_a_step;spin_worker_a [0-9]*$" "$work/folded"; then
+	pass "folded: one stack per line, outermost first"
+else
+	fail "folded output: $(head -3 "$work/folded")"
+fi
+for f in cct kccf top; do
+	if "$dacce" report -i "$db" -f $f -k 2 >"$work/$f" 2>&1 && grep -q spin_worker_b "$work/$f"; then
+		pass "report -f $f"
+	else
+		fail "report -f $f: $(head -3 "$work/$f")"
+	fi
+done
+if "$dacce" report -i "$db" -f pprof -o "$work/profile.pb.gz" 2>"$work/err" && [ -s "$work/profile.pb.gz" ]; then
+	if [ -n "${E2E_NO_GO:-}" ]; then
+		echo "skip: pprof read by go tool pprof (E2E_NO_GO)"
+	elif command -v go >/dev/null; then
+		gohome=$work/go
+		mkdir -p "$gohome"
+		if HOME=$gohome GOCACHE=$gohome/cache GOPATH=$gohome/path GOFLAGS=-mod=mod \
+			go tool pprof -top -sample_index=samples "$work/profile.pb.gz" >"$work/pprof.top" 2>&1 &&
+			grep -q spin_worker_a "$work/pprof.top"; then
+			pass "pprof: go tool pprof -top reads it"
+		else
+			fail "go tool pprof -top: $(head -5 "$work/pprof.top")"
+		fi
+	else
+		fail "pprof: go is not installed (make deps installs golang-go)"
+	fi
+else
+	fail "report -f pprof: $(cat "$work/err")"
+fi
+
+# ------------------------------------------------------------------ dacce decode
+# A sampled raw context of main's thread, decoded alone, gives main_path's path.
+le() { local h=$1 out= i; for ((i = ${#h} - 2; i >= 0; i -= 2)); do out+=${h:i:2}; done; echo $((16#$out)); }
+spin_main=$(nm "$work/workload" | awk '$3 == "spin_main" { print $1 }')
+row=$(q "select p.pid, s.epoch, s.id, s.pc, hex(s.entries) from samples s join procs p on p.id = s.proc
+	join modules m on m.proc = p.id and m.path like '%/workload' and m.idx = 0
+	where s.ctx_flags = 1 and s.pc - m.bias between $((16#$spin_main)) and $((16#$spin_main + 64))
+	limit 1")
+IFS='|' read -r pid epoch id pc entries <<<"$row"
+args=()
+while [ -n "$entries" ]; do
+	e=${entries:0:32}
+	entries=${entries:32}
+	# 16 bytes little-endian: id (8), edge (4), aux (4).
+	args+=("$(le "${e:0:16}"):$(le "${e:16:8}"):$(le "${e:24:8}")")
+done
+if [ -n "$row" ] && "$dacce" decode -i "$db" -p "$pid" -e "$epoch" --id "$id" --pc "$pc" "${args[@]}" \
+	>"$work/decoded" 2>&1 && [ "$(awk '{ print $2 }' "$work/decoded" | tr '\n' ' ')" = \
+	"spin_main main_path_inner main_path main " ]; then
+	pass "dacce decode of a sampled context"
+else
+	fail "dacce decode (sample '$row'): $(cat "$work/decoded")"
+fi
+
+# ------------------------------------------------------------------ real programs
+real_program() { # NAME NAMES_WANTED('|'-separated, may be empty) MIN_FRAMES CMD...
+	local name=$1 want=$2 min_frames=$3 status out
+	shift 3
+	"$@" >"$work/$name.native" 2>&1
+	"$dacce" launch -q -o "$work/$name.db" -- "$@" >"$work/$name.out" 2>"$work/$name.err"
+	status=$?
+	if [ "$status" != 0 ] || ! cmp -s "$work/$name.native" "$work/$name.out"; then
+		fail "$name: exit status $status or output differs: $(head -c 300 "$work/$name.err")"
+		return
+	fi
+	"$dacce" report -i "$work/$name.db" -f json -n 0 >"$work/$name.json" 2>&1
+	if out=$(/usr/bin/python3 "$here/e2e/check-complete.py" "$work/$name.json" "$want" "$min_frames"); then
+		pass "$name: same output; $out"
+	else
+		fail "$name: $out"
+	fi
+}
+cat >"$work/script.py" <<'EOF'
+import json
+data = [{"k": i, "v": [i] * 5} for i in range(60000)]
+for _ in range(3):
+    data = json.loads(json.dumps(data))
+print(len(data))
+EOF
+real_program python3 "_PyEval_EvalFrameDefault|Py_BytesMain" 5 /usr/bin/python3 "$work/script.py"
+real_program perl perl_run 5 /usr/bin/perl -e 'my %h; for my $i (1..400000) { $h{$i % 1000} .= "x" } print scalar(keys %h), "\n"'
+head -c 20000000 /dev/urandom >"$work/blob"
+real_program zstd-T2 "" 5 /usr/bin/zstd -q -T2 -c "$work/blob"
+real_program c++ "geo::Circle::area() const|geo::Square::area() const|main" 3 "$work/shapes"
+
+# ------------------------------------------------------------------ failures
+"$dacce" launch -q -o "$work/crash.db" -- "$work/workload" 0.3 0 --crash >/dev/null 2>&1
+status=$?
+if [ "$status" = 139 ] && "$dacce" report -i "$work/crash.db" -n 1 >/dev/null 2>&1 &&
+	[ "$(sqlite3 "$work/crash.db" 'select count(*) from samples')" -gt 0 ]; then
+	pass "a crashing program: its status (139) passed on, capture kept"
+else
+	fail "crashing program: status $status"
+fi
+# A signal aimed at dacce is passed on, what was captured is kept.  (SIGTERM:
+# a script's background job ignores SIGINT, and so would the program.)
+"$dacce" launch -q -o "$work/int.db" -- "$work/workload" 30 0 >/dev/null 2>&1 &
+launcher=$!
+sleep 1.5
+kill -TERM $launcher
+wait $launcher
+status=$?
+if [ "$status" = 143 ] && [ "$(sqlite3 "$work/int.db" 'select count(*) from samples')" -gt 0 ]; then
+	pass "termination: passed on to the program (status 143), capture flushed"
+else
+	fail "termination: status $status"
+fi
+# Detaching leaves the program running, unharmed.
+rm -f "$work/stop"
+"$dacce" launch -q --detach-on-interrupt -o "$work/detach.db" -- \
+	"$work/workload" 0.5 5 --until-file "$work/stop" >"$work/detach.out" 2>&1 &
+launcher=$!
+sleep 1.5
+kill -INT $launcher
+wait $launcher
+status=$?
+app=$(pgrep -f "workload 0.5 5 --until-file")
+touch "$work/stop"
+if [ "$status" = 0 ] && [ -n "$app" ]; then
+	for _ in $(seq 50); do kill -0 "$app" 2>/dev/null || break; sleep 0.1; done
+	if ! kill -0 "$app" 2>/dev/null && grep -q "workload done" "$work/detach.out"; then
+		pass "detach on interrupt: the program ran on and finished"
+	else
+		fail "detach: the program did not finish"
+	fi
+else
+	fail "detach: dacce status $status, program pid '${app}'"
+	[ -n "$app" ] && kill "$app"
+fi
+
+if "$(dirname "$dacce")/dacce-launch" -q -o "$work/true.db" -- /bin/sh -c 'exit 7'; [ $? = 7 ]; then
+	pass "dacce-launch is dacce launch"
+else
+	fail "dacce-launch"
+fi
+if command -v setpriv >/dev/null; then
+	expect_error "no privileges" 1 "permission denied" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups "$dacce" launch -o /tmp/dacce-e2e-nobody.db -- /bin/true
+fi
+expect_error "missing program" 127 "cannot run" "$dacce" launch -o "$work/x.db" -- "$work/no-such-program"
+expect_error "static program" "!0" "statically linked" "$dacce" launch -o "$work/x.db" -- "$work/static"
+expect_error "not a program" "!0" "not an" "$dacce" launch -o "$work/x.db" -- "$here/e2e/expected-paths.txt"
+expect_error "unknown event" "!0" "unknown event" "$dacce" launch -e no-such-event -o "$work/x.db" -- /bin/true
+expect_error "hardware event without a PMU" "!0" "not supported on this machine\|cannot open event" \
+	"$dacce" launch -e cycles -o "$work/x.db" -- /bin/true
+expect_error "bad frequency" 2 "bad frequency" "$dacce" launch -F 0 -- /bin/true
+expect_error "no program" 2 "no program" "$dacce" launch
+expect_error "unknown command" 2 "not a dacce command" "$dacce" frobnicate
+expect_error "missing capture" "!0" "cannot read" "$dacce" report -i "$work/no-such.db"
+head -c 5000 /dev/urandom >"$work/garbage.db"
+expect_error "garbage capture" "!0" "not a dacce capture" "$dacce" report -i "$work/garbage.db"
+sqlite3 "$work/other.db" "create table t(x); insert into t values (1);"
+expect_error "another database" "!0" "not a dacce capture" "$dacce" report -i "$work/other.db"
+head -c 30000 "$db" >"$work/truncated.db"
+expect_error "truncated capture" "!0" "dacce:" "$dacce" report -i "$work/truncated.db"
+cp "$db" "$work/future.db"
+sqlite3 "$work/future.db" "update meta set value = '99' where key = 'schema_version'"
+expect_error "capture of a later schema" "!0" "schema version 99" "$dacce" report -i "$work/future.db"
+expect_error "unknown format" 2 "unknown format" "$dacce" report -i "$db" -f nope
+expect_error "decode of an unknown pid" "!0" "ran no runtime" "$dacce" decode -i "$db" -p 1 -e 0 --id 0
+expect_error "decode of a wrong context" "!0" "does not decode" "$dacce" decode -i "$db" -p "$pid" -e 1 --id 999999 0:999999
+
+echo "e2e: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
