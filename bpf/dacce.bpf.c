@@ -29,6 +29,13 @@ struct dacce_tls_block {
 	__u64 reset_id;
 };
 #define CC_ENTRY_SIZE 16
+
+/*
+ * Hides a value's known range from the compiler, so that the mask after it
+ * stays: older verifiers (Debian's 6.1) learn a bound only from the mask
+ * on the register passed, not from a comparison made on a copy of it.
+ */
+#define FORGET_RANGE(v) __asm__ volatile("" : "+r"(v))
 /* A ccStack deeper than this is not believed (runtime/rt.c reserves less). */
 #define CC_DEPTH_SANE (1u << 28)
 
@@ -131,6 +138,7 @@ static void read_context(struct task_struct *task, __s64 tpoff, struct dacce_ev_
 		out->flags |= DACCE_CTX_TRUNCATED;
 	if (n == 0)
 		return;
+	FORGET_RANGE(n);
 	n &= 0x1ff; /* the verifier's bound; n <= DACCE_BPF_CC_ENTRIES already */
 	if (n > DACCE_BPF_CC_ENTRIES)
 		return;
@@ -180,10 +188,14 @@ int BPF_USDT(on_module, __s64 graph_module, const char *path, __u64 bias, __u64 
 	ev->start = start;
 	ev->end = end;
 	ev->build_id_len = 0;
-	if (build_id && build_id_len && build_id_len <= DACCE_BPF_BUILD_ID_MAX &&
-	    !bpf_probe_read_user(ev->build_id, build_id_len & (DACCE_BPF_BUILD_ID_MAX * 2 - 1),
-				 build_id))
-		ev->build_id_len = build_id_len;
+	if (build_id && build_id_len && build_id_len <= DACCE_BPF_BUILD_ID_MAX) {
+		__u64 len = build_id_len;
+
+		FORGET_RANGE(len);
+		len &= DACCE_BPF_BUILD_ID_MAX * 2 - 1;
+		if (len <= DACCE_BPF_BUILD_ID_MAX && !bpf_probe_read_user(ev->build_id, len, build_id))
+			ev->build_id_len = len;
+	}
 	ev->path[0] = 0;
 	if (path)
 		bpf_probe_read_user_str(ev->path, sizeof(ev->path), path);
@@ -272,7 +284,9 @@ static long send_chunk(__u32 index, struct chunk_walk *walk)
 	ev->epoch = walk->epoch;
 	ev->offset = offset;
 	ev->len = len;
-	if (bpf_probe_read_user(ev->data, len & (DACCE_BPF_CHUNK * 2 - 1), walk->dict + offset))
+	FORGET_RANGE(len);
+	len &= DACCE_BPF_CHUNK * 2 - 1;
+	if (len > DACCE_BPF_CHUNK || bpf_probe_read_user(ev->data, len, walk->dict + offset))
 		ev->len = 0;
 	bpf_ringbuf_submit(ev, 0);
 	return 0;

@@ -12,8 +12,8 @@
  * not, lazy or -z now, IBT's .plt.sec), whose entries objdump names for us;
  * a library of awkward symbols (aliases, nesting, labels) whose every
  * address is checked against dwfl_module_addrinfo(), what the symbolizer
- * used before its own index; debug files found by .gnu_debuglink; a
- * debuginfod "server" (a file:// URL) that must be asked only when allowed.
+ * used before its own index; debug files found by name; a debuginfod
+ * "server" (a file:// URL) that must be asked only when allowed.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -115,8 +115,11 @@ static const struct plt_program {
 /*
  * Symbols that make libdwfl's choice subtle: aliases of one range (global,
  * weak, local), a local function nested in a global one, labels without
- * size or type, padding no symbol covers, a weak function alone.  No debug
- * info: the answers come from .symtab (.dynsym in the stripped copy).
+ * size or type, padding no symbol covers, a weak function alone, a local
+ * function sharing its range with a unique global object (the weakest
+ * binding, but searched before locals: no name), a global label inside a
+ * local function (which it names only at its own address).  No debug info:
+ * the answers come from .symtab (.dynsym in the stripped copy).
  */
 static const char awkward_asm[] =
 	"\t.text\n"
@@ -159,6 +162,21 @@ static const char awkward_asm[] =
 	"aw_weak_only:\n"
 	"\t.skip 16, 0x90\n"
 	"\t.size aw_weak_only, 16\n"
+	"\t.globl aw_unique\n"
+	"\t.type aw_unique, @gnu_unique_object\n"
+	"\t.type aw_unique_local, @function\n"
+	"aw_unique:\n"
+	"aw_unique_local:\n"
+	"\t.skip 16, 0x90\n"
+	"\t.size aw_unique, 16\n"
+	"\t.size aw_unique_local, 16\n"
+	"\t.type aw_local_fn, @function\n"
+	"aw_local_fn:\n"
+	"\t.skip 8, 0x90\n"
+	"\t.globl aw_entry\n"
+	"aw_entry:\n"
+	"\t.skip 8, 0x90\n"
+	"\t.size aw_local_fn, 16\n"
 	"\t.section .note.GNU-stack, \"\", @progbits\n";
 
 static const char awkward_c[] =
@@ -963,8 +981,9 @@ static void expect_answers_of_libdwfl(const char *path, char *seen, size_t seen_
 
 START_TEST(test_symbol_answers_are_libdwfl_answers)
 {
-	static const char *const expected[] = { " aw_outer ", " aw_global ",	" aw_label ",
-						" aw_after ", " aw_weak_only ", " aw_call " };
+	static const char *const expected[] = { " aw_outer ",	  " aw_global ", " aw_label ",
+						" aw_after ",	  " aw_weak_only ", " aw_call ",
+						" aw_entry " };
 	char seen[2048] = " ";
 
 	expect_answers_of_libdwfl(awkward, seen, sizeof(seen));
@@ -972,9 +991,11 @@ START_TEST(test_symbol_answers_are_libdwfl_answers)
 	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
 		ck_assert_msg(strstr(seen, expected[i]), "%s not in%s", expected[i], seen);
 	ck_assert_ptr_nonnull(strstr(seen, " aw_static "));
+	ck_assert_ptr_nonnull(strstr(seen, " aw_local_fn "));
 	ck_assert_ptr_null(strstr(seen, " aw_weak "));
 	ck_assert_ptr_null(strstr(seen, " aw_local_alias "));
 	ck_assert_ptr_null(strstr(seen, " aw_inner "));
+	ck_assert_ptr_null(strstr(seen, " aw_unique_local "));
 	strcpy(seen, " ");
 	expect_answers_of_libdwfl(awkward_stripped, seen, sizeof(seen));
 	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
@@ -985,32 +1006,51 @@ END_TEST
 
 /* ------------------------------------------------------------ separate debug files */
 
-START_TEST(test_debug_file_found_by_debuglink)
+/* Expects the inline chain at the call in the inlined code of the library's copy at name. */
+static void expect_debug_info(struct dacce_symbolizer *s, const char *name, const uint8_t *id,
+			      size_t id_len)
+{
+	char path[PATH_MAX];
+
+	path_in_dir(path, name);
+	expect_inline_chain(symbolize_ok(s, path, id, id_len, call_in_inlined_code));
+}
+
+/* Expects the library's copy at name to be named from .dynsym only. */
+static void expect_no_debug_info(struct dacce_symbolizer *s, const char *name, const uint8_t *id,
+				 size_t id_len)
+{
+	char path[PATH_MAX];
+
+	path_in_dir(path, name);
+	expect_one_frame(symbolize_ok(s, path, id, id_len, call_in_inlined_code),
+			 DACCE_SYM_SYMTAB, "demo_outer", outer_start);
+}
+
+START_TEST(test_debug_file_found_by_name)
 {
 	struct dacce_symbolizer *s = dacce_symbolizer_new();
-	char path[PATH_MAX], root[PATH_MAX];
-	const struct dacce_sym_result *r;
+	char root[PATH_MAX];
 
-	/* In the file's .debug directory; under a debug directory, by the file's directory. */
-	run_in_dir("mkdir -p link/.debug && objcopy --only-keep-debug libdemo.so link/.debug/d.debug && "
+	/*
+	 * link/l.so names d.debug, found in link/.debug, or under a debug
+	 * directory; plain/p.so names none: p.so.debug is looked for.
+	 */
+	run_in_dir("mkdir -p link/.debug under root%s/under other/.debug plain/.debug && "
+		   "objcopy --only-keep-debug libdemo.so link/.debug/d.debug && "
 		   "objcopy --strip-all --add-gnu-debuglink=link/.debug/d.debug libdemo.so link/l.so && "
-		   "mkdir -p root%s/under && cp link/.debug/d.debug root%s/under/ && "
-		   "mkdir -p under && cp link/l.so under/", dir, dir);
-	path_in_dir(path, "link/l.so");
-	expect_inline_chain(symbolize_ok(s, path, lib_id, lib_id_len, call_in_inlined_code));
+		   "cp link/.debug/d.debug root%s/under/ && cp link/l.so under/ && "
+		   "objcopy --only-keep-debug libdemo-noid.so other/.debug/d.debug && "
+		   "cp link/l.so other/ && "
+		   "cp libdemo-stripped.so plain/p.so && cp link/.debug/d.debug plain/.debug/p.so.debug",
+		   dir, dir);
 	path_in_dir(root, "root");
-	ck_assert_int_eq(dacce_symbolizer_add_debug_dir(s, root), -EINVAL); /* started */
-	dacce_symbolizer_free(s);
-	s = dacce_symbolizer_new();
 	ck_assert_int_eq(dacce_symbolizer_add_debug_dir(s, root), 0);
-	path_in_dir(path, "under/l.so");
-	expect_inline_chain(symbolize_ok(s, path, lib_id, lib_id_len, call_in_inlined_code));
-	/* The right name is not enough: a debug file of another build is refused. */
-	run_in_dir("mkdir -p other/.debug && objcopy --only-keep-debug libdemo-noid.so other/.debug/d.debug && "
-		   "cp link/l.so other/");
-	path_in_dir(path, "other/l.so");
-	r = symbolize_ok(s, path, lib_id, lib_id_len, call_in_inlined_code);
-	expect_one_frame(r, DACCE_SYM_SYMTAB, "demo_outer", outer_start);
+	expect_debug_info(s, "link/l.so", lib_id, lib_id_len);
+	expect_debug_info(s, "under/l.so", lib_id, lib_id_len);
+	expect_debug_info(s, "plain/p.so", lib_id, lib_id_len);
+	/* The right name is not enough: the debug file of another build is refused. */
+	expect_no_debug_info(s, "other/l.so", lib_id, lib_id_len);
 	dacce_symbolizer_free(s);
 }
 END_TEST
@@ -1018,17 +1058,15 @@ END_TEST
 START_TEST(test_debuglink_crc_checked_without_build_id)
 {
 	struct dacce_symbolizer *s = dacce_symbolizer_new();
-	char path[PATH_MAX];
-	const struct dacce_sym_result *r;
 
-	run_in_dir("mkdir -p crc/.debug bad/.debug && objcopy --only-keep-debug libdemo-noid.so crc/.debug/n.debug && "
+	/* bad/n.so names a debug file one byte longer than the one it was linked with. */
+	run_in_dir("mkdir -p crc/.debug bad/.debug && "
+		   "objcopy --only-keep-debug libdemo-noid.so crc/.debug/n.debug && "
 		   "objcopy --strip-all --add-gnu-debuglink=crc/.debug/n.debug libdemo-noid.so crc/n.so && "
-		   "cp crc/n.so bad/ && cp crc/.debug/n.debug bad/.debug/ && echo >> bad/.debug/n.debug");
-	path_in_dir(path, "crc/n.so");
-	expect_inline_chain(symbolize_ok(s, path, NULL, 0, call_in_inlined_code));
-	path_in_dir(path, "bad/n.so");
-	r = symbolize_ok(s, path, NULL, 0, call_in_inlined_code);
-	expect_one_frame(r, DACCE_SYM_SYMTAB, "demo_outer", outer_start);
+		   "cp crc/n.so bad/ && cp crc/.debug/n.debug bad/.debug/ && "
+		   "echo >> bad/.debug/n.debug");
+	expect_debug_info(s, "crc/n.so", NULL, 0);
+	expect_no_debug_info(s, "bad/n.so", NULL, 0);
 	dacce_symbolizer_free(s);
 }
 END_TEST
@@ -1098,7 +1136,7 @@ static Suite *symbolize_suite(void)
 	tcase_add_test(tc, test_bad_arguments_are_refused);
 	tcase_add_test(tc, test_plt_entries_are_named);
 	tcase_add_test(tc, test_symbol_answers_are_libdwfl_answers);
-	tcase_add_test(tc, test_debug_file_found_by_debuglink);
+	tcase_add_test(tc, test_debug_file_found_by_name);
 	tcase_add_test(tc, test_debuglink_crc_checked_without_build_id);
 	tcase_add_test(tc, test_debuginfod_only_when_asked);
 	suite_add_tcase(s, tc);

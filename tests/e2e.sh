@@ -238,21 +238,21 @@ else
 	[ -n "$app" ] && kill "$app"
 fi
 
-if "$(dirname "$dacce")/dacce-launch" -q -o "$work/true.db" -- /bin/sh -c 'exit 7'; [ $? = 7 ]; then
+if "$(dirname "$dacce")/dacce-launch" -q -o "$work/short.db" -- "$work/workload" 0.1 7 >/dev/null; [ $? = 7 ]; then
 	pass "dacce-launch is dacce launch"
 else
 	fail "dacce-launch"
 fi
-if command -v setpriv >/dev/null; then
+if setpriv --help 2>&1 | grep -q -- --reuid; then
 	expect_error "no privileges" 1 "permission denied" setpriv --reuid=65534 --regid=65534 \
-		--clear-groups "$dacce" launch -o /tmp/dacce-e2e-nobody.db -- /bin/true
+		--clear-groups "$dacce" launch -o /tmp/dacce-e2e-nobody.db -- "$work/workload" 0
 fi
 expect_error "missing program" 127 "cannot run" "$dacce" launch -o "$work/x.db" -- "$work/no-such-program"
 expect_error "static program" "!0" "statically linked" "$dacce" launch -o "$work/x.db" -- "$work/static"
 expect_error "not a program" "!0" "not an" "$dacce" launch -o "$work/x.db" -- "$here/e2e/expected-paths.txt"
-expect_error "unknown event" "!0" "unknown event" "$dacce" launch -e no-such-event -o "$work/x.db" -- /bin/true
+expect_error "unknown event" "!0" "unknown event" "$dacce" launch -e no-such-event -o "$work/x.db" -- "$work/workload" 0
 expect_error "hardware event without a PMU" "!0" "not supported on this machine\|cannot open event" \
-	"$dacce" launch -e cycles -o "$work/x.db" -- /bin/true
+	"$dacce" launch -e cycles -o "$work/x.db" -- "$work/workload" 0
 expect_error "bad frequency" 2 "bad frequency" "$dacce" launch -F 0 -- /bin/true
 expect_error "no program" 2 "no program" "$dacce" launch
 expect_error "unknown command" 2 "not a dacce command" "$dacce" frobnicate

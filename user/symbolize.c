@@ -80,7 +80,7 @@ struct sym_index {
 	size_t n_ranges;
 	uint64_t *labels; /* values of symbols without a size (assembly labels), sorted */
 	size_t n_labels;
-	uint64_t *abs_labels; /* those of them outside sections: they only answer for their value */
+	uint64_t *abs_labels; /* those outside loaded sections: they answer for their value only */
 	size_t n_abs_labels;
 	bool built;
 	bool exact; /* false: values libdwfl computes otherwise (descriptors, bias): ask it */
@@ -455,6 +455,23 @@ cleanup:
 	return fd;
 }
 
+/* By the .gnu_debuglink name, or without one by the name elfutils makes up: FILE.debug. */
+static int find_by_name(const char *search_path, const char *file, const char *link,
+			const struct debug_want *want, char **found)
+{
+	const char *slash = strrchr(file, '/');
+	char *made_up;
+	int fd;
+
+	if (link)
+		return find_by_debuglink(search_path, file, link, want, found);
+	if (asprintf(&made_up, "%s.debug", slash ? slash + 1 : file) < 0)
+		return -1;
+	fd = find_by_debuglink(search_path, file, made_up, want, found);
+	free(made_up);
+	return fd;
+}
+
 /* The dwz file shared debug info refers to: its name is absolute or relative to the debug file. */
 static int find_by_altlink(const char *debug_file, const char *alt, const struct debug_want *want,
 			   char **found)
@@ -507,11 +524,11 @@ static int find_debuginfo_locally(Dwfl_Module *mod, void **userdata, const char 
 	int fd, len;
 
 	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc, found);
-	if (fd >= 0 || !file || !link || !s)
+	if (fd >= 0 || !file || !s)
 		return fd;
 	dwfl_module_info(mod, NULL, NULL, NULL, &dwbias, NULL, NULL, NULL);
 	if (dwbias != (Dwarf_Addr)-1)
-		return find_dwz_file(mod, file, link, found);
+		return link ? find_dwz_file(mod, file, link, found) : -1;
 	len = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (len > 0) {
 		want.id = bits;
@@ -521,8 +538,8 @@ static int find_debuginfo_locally(Dwfl_Module *mod, void **userdata, const char 
 		want.main_dev = st.st_dev;
 		want.main_ino = st.st_ino;
 	}
-	return find_by_debuglink(s->debug_path ? s->debug_path : DEFAULT_DEBUG_PATH, file, link,
-				 &want, found);
+	return find_by_name(s->debug_path ? s->debug_path : DEFAULT_DEBUG_PATH, file, link, &want,
+			    found);
 }
 
 /* The module's main file always comes with it (dwfl_report_elf): nothing to find. */
@@ -718,6 +735,7 @@ static void module_free(struct module *m)
 	free(m->plt);
 	free(m->symbols.ranges);
 	free(m->symbols.labels);
+	free(m->symbols.abs_labels);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	free(m->exec);
@@ -1174,6 +1192,19 @@ static void merge_ranges(struct sym_index *x, const struct sym_candidate *c, siz
 	}
 }
 
+/* v with room for n elements only (v itself when realloc fails: it still fits). */
+static void *shrink(void *v, size_t n, size_t size)
+{
+	void *smaller;
+
+	if (n == 0) {
+		free(v);
+		return NULL;
+	}
+	smaller = realloc(v, n * size);
+	return smaller ? smaller : v;
+}
+
 static void drop_symbol_index(struct sym_index *x)
 {
 	free(x->ranges);
@@ -1211,6 +1242,10 @@ static int build_symbol_index(struct module *m)
 	qsort(x->labels, x->n_labels, sizeof(*x->labels), compare_u64);
 	qsort(x->abs_labels, x->n_abs_labels, sizeof(*x->abs_labels), compare_u64);
 	merge_ranges(x, c, n_c);
+	/* Sized for every symbol of the table until now. */
+	x->ranges = shrink(x->ranges, x->n_ranges, sizeof(*x->ranges));
+	x->labels = shrink(x->labels, x->n_labels, sizeof(*x->labels));
+	x->abs_labels = shrink(x->abs_labels, x->n_abs_labels, sizeof(*x->abs_labels));
 done:
 	x->built = true;
 cleanup:
@@ -1494,8 +1529,10 @@ static int scan_sections(Elf *elf, GElf_Addr bias, struct slot_list *slots,
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
 			err = add_got_slots(elf, scn, &sh, slots);
 	}
+	if (err || slots->n == 0)
+		return err;
 	qsort(slots->v, slots->n, sizeof(*slots->v), compare_slots);
-	for (Elf_Scn *scn = NULL; !err && slots->n && (scn = elf_nextscn(elf, scn));) {
+	for (Elf_Scn *scn = NULL; !err && (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && is_plt_section(elf, shstrndx, &sh))
@@ -1522,7 +1559,8 @@ static int read_plt(struct module *m)
 		free(entries.v);
 		return err;
 	}
-	qsort(entries.v, entries.n, sizeof(*entries.v), compare_plt_entries);
+	if (entries.n)
+		qsort(entries.v, entries.n, sizeof(*entries.v), compare_plt_entries);
 	m->plt = entries.v;
 	m->n_plt = entries.n;
 	m->plt_read = true;
@@ -1663,7 +1701,7 @@ int dacce_symbolize(struct dacce_symbolizer *s, const char *path, const uint8_t 
 		    const char **why)
 {
 	const char *reason = NULL;
-	struct module *m;
+	struct module *m = NULL;
 	uint32_t index;
 	int err;
 

@@ -20,15 +20,18 @@
  *
  * Separate debug info is looked up on the local disk only: by build-id under
  * /usr/lib/debug/.build-id/xx/yyyy.debug (and under any directory added with
- * dacce_symbolizer_add_debug_dir()), then by the .gnu_debuglink name in the
- * file's directory, its .debug subdirectory and under those debug
- * directories (/usr/lib/debug/usr/bin/NAME for /usr/bin/prog), and a dwz
- * file by its .gnu_debugaltlink name; a file found by name must carry the
- * module's build-id (without one: match the debuglink CRC).  debuginfod
- * servers are asked (as every elfutils tool does when DEBUGINFOD_URLS is
- * set, which Debian does for login shells) only when the environment
- * variable DACCE_DEBUGINFOD is "1" when dacce_symbolizer_new() runs: a
- * report should not reach for the network, nor wait on it, unless asked.
+ * dacce_symbolizer_add_debug_dir()), then by the .gnu_debuglink name (without
+ * one: FILE.debug) in the file's directory, its .debug subdirectory and under
+ * those debug directories (/usr/lib/debug/usr/bin/NAME for /usr/bin/prog),
+ * and a dwz file by its .gnu_debugaltlink name; a file found by name must
+ * carry the module's build-id (without one: match the debuglink CRC), as
+ * elfutils' standard lookup checks too.
+ *
+ * debuginfod servers are asked, as elfutils tools do whenever DEBUGINFOD_URLS
+ * is set (Debian's libdebuginfod-common can set it for every login shell),
+ * only when the environment variable DACCE_DEBUGINFOD is "1" at
+ * dacce_symbolizer_new(): a report should neither reach for the network nor
+ * wait on it unless asked to.
  */
 #ifndef DACCE_USER_SYMBOLIZE_H
 #define DACCE_USER_SYMBOLIZE_H
