@@ -577,19 +577,6 @@ static uint32_t function_at(const struct dacce_model_proc *proc,
 	return DACCE_NONE;
 }
 
-/* The boundary node the top entry called (a call out of instrumented code), or DACCE_NONE. */
-static uint32_t boundary_callee(struct dacce_model_proc *proc, const struct dacce_raw_context *ctx)
-{
-	const struct dacce_dict *dict = dacce_model_dict(proc, ctx->epoch);
-	struct dacce_edge_view top;
-
-	if (!dict || ctx->n_entries == 0 ||
-	    dacce_dict_edge(dict, proc->graph, ctx->entries[ctx->n_entries - 1].edge, &top) ||
-	    top.callee >= proc->graph->n_nodes || proc->node_size[top.callee] != 0)
-		return DACCE_NONE;
-	return top.callee;
-}
-
 /*
  * Outside instrumented code, a context ends in the boundary call on top of
  * the ccStack (calls out are always pushed: id is then maxID + 1).
@@ -705,31 +692,96 @@ static void append_creation(struct dacce_model_proc *proc, uint32_t tid,
 	}
 }
 
+/* The boundary node entry i of the ccStack called (a call out of the program), or DACCE_NONE. */
+static uint32_t boundary_of_entry(struct dacce_model_proc *proc, const struct dacce_dict *dict,
+				  const struct dacce_cc_entry *entry)
+{
+	struct dacce_edge_view v;
+
+	if (dacce_dict_edge(dict, proc->graph, entry->edge, &v) || v.callee >= proc->graph->n_nodes ||
+	    proc->node_size[v.callee] != 0)
+		return DACCE_NONE;
+	return v.callee;
+}
+
+/*
+ * Decodes the part of a context above a call out of the program: the
+ * entries [first, top) pushed after a library called back into program code.
+ * Decoding stops being meaningful once the oldest of them is popped (the code
+ * the library called is not known), so the path is cut there and the caller of
+ * that entry ends it, marked as a gap.  False when the part does not decode.
+ */
+static bool decode_above_gap(struct dacce_model_proc *proc, const struct dacce_dict *dict,
+			     const struct dacce_raw_context *ctx, uint32_t first, uint32_t top,
+			     uint64_t id, uint32_t node, struct dacce_resolved *r)
+{
+	struct dacce_snapshot snap = { .epoch = ctx->epoch, .id = id, .node = node,
+				       .cc_depth = top - first, .cc = ctx->entries + first };
+	struct dacce_decode_error why = { 0 };
+	uint32_t oldest = ctx->entries[first].edge;
+	struct dacce_edge_view v;
+	size_t start = r->path.len, cut = SIZE_MAX;
+
+	if (top == first)
+		return dacce_path_push(&r->path, (struct dacce_frame){ node, DACCE_EDGE_GAP }) == 0;
+	if (dacce_dict_edge(dict, proc->graph, oldest, &v))
+		return false;
+	/* Expected to fail below the oldest entry: whatever it says there is not kept. */
+	dacce_decode_append(dict, proc->graph, &snap, &r->path, &why);
+	for (size_t i = start; i < r->path.len; i++)
+		if (r->path.frames[i].edge == oldest)
+			cut = i;
+	if (cut == SIZE_MAX)
+		return false;
+	r->path.len = cut + 1;
+	return dacce_path_push(&r->path, (struct dacce_frame){ v.caller, DACCE_EDGE_GAP }) == 0;
+}
+
 /*
  * Program code running on top of a call out of it (a library calling back,
- * with no callback root): the innermost function is known from the pc and
- * the context of the call out decodes exactly; what ran between is unknown.
+ * with no callback root, maybe several times over): each part between two
+ * calls out decodes exactly, what ran inside the libraries is unknown, and
+ * the part below the lowest call out decodes down to main.
  */
 static void resolve_callback(struct dacce_model_proc *proc, uint32_t innermost,
 			     const struct dacce_raw_context *ctx, struct dacce_resolved *r)
 {
-	uint32_t boundary = boundary_callee(proc, ctx);
-	struct dacce_snapshot snap;
-	struct dacce_frame gap = { .node = innermost, .edge = DACCE_EDGE_GAP };
+	const struct dacce_dict *dict = dacce_model_dict(proc, ctx->epoch);
+	uint32_t top = ctx->n_entries, node = innermost;
+	uint64_t id = ctx->id;
 
-	if (boundary == DACCE_NONE || boundary == innermost)
-		return;
 	r->path.len = 0;
-	if (dacce_path_push(&r->path, gap))
+	if (!dict)
 		return;
-	snap = (struct dacce_snapshot){ .epoch = ctx->epoch, .id = ctx->reset_id, .node = boundary,
-					.cc_depth = ctx->n_entries, .cc = ctx->entries };
-	if (decode_into(proc, &snap, ctx->flags & DACCE_CTX_TRUNCATED, r) == DACCE_UNRESOLVED_DECODE) {
-		r->path.len = 0;
-		return;
+	for (int gaps = 0; gaps < 64; gaps++) {
+		struct dacce_snapshot snap = { .epoch = ctx->epoch, .id = id, .node = node,
+					       .cc_depth = top, .cc = ctx->entries };
+		size_t mark = r->path.len;
+		uint32_t b = top, boundary = DACCE_NONE;
+
+		if (decode_into(proc, &snap, ctx->flags & DACCE_CTX_TRUNCATED, r) != DACCE_UNRESOLVED_DECODE) {
+			if (gaps > 0) {
+				r->status = DACCE_RESOLVED_CALLBACK;
+				r->why = NULL;
+			}
+			return;
+		}
+		r->path.len = mark;
+		/* A call out on top that we are in (the pc in a library) belongs to this part. */
+		if (b > 0 && boundary_of_entry(proc, dict, &ctx->entries[b - 1]) == node)
+			b--;
+		/* The newest call out below: the library that called back. */
+		while (b > 0 && (boundary = boundary_of_entry(proc, dict, &ctx->entries[b - 1])) == DACCE_NONE)
+			b--;
+		if (b == 0 || !decode_above_gap(proc, dict, ctx, b, top, id, node, r))
+			break;
+		/* Below: the state right after the call out. */
+		top = b;
+		id = ctx->reset_id;
+		node = boundary;
 	}
-	r->status = DACCE_RESOLVED_CALLBACK;
-	r->why = NULL;
+	r->path.len = 0;
+	r->status = DACCE_UNRESOLVED_DECODE;
 }
 
 void dacce_model_resolve(struct dacce_model_proc *proc, uint32_t tid, uint64_t pc,
@@ -762,8 +814,13 @@ void dacce_model_resolve(struct dacce_model_proc *proc, uint32_t tid, uint64_t p
 	snap = (struct dacce_snapshot){ .epoch = ctx->epoch, .id = ctx->id, .node = node,
 					.cc_depth = ctx->n_entries, .cc = ctx->entries };
 	r->status = decode_into(proc, &snap, ctx->flags & DACCE_CTX_TRUNCATED, r);
-	if (r->status == DACCE_UNRESOLVED_DECODE)
+	if (r->status == DACCE_UNRESOLVED_DECODE) {
+		const char *why = r->why;
+
 		resolve_callback(proc, node, ctx, r);
+		if (r->status == DACCE_UNRESOLVED_DECODE)
+			r->why = why;
+	}
 	if (r->status == DACCE_RESOLVED || r->status == DACCE_RESOLVED_CALLBACK)
 		append_creation(proc, tid, r);
 }
