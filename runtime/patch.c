@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -196,17 +197,76 @@ int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len
 	return (size_t)done == len ? 0 : -EIO;
 }
 
+/*
+ * This thread's /proc/thread-self/mem, kept open: opening it costs as much as
+ * the write (a program's start-up patches thousands of sites).  The program
+ * may close it behind our back (closefrom) and get the number again for a
+ * file of its own, so the descriptor is checked to still be the one we
+ * opened before each use, and it sits at a high number where a reused one
+ * is unlikely.  A fork child's copy names the parent's memory: reopened.
+ */
+#define MEM_FD_FLOOR 512
+
+static __thread int cached_mem = -1;
+static __thread pid_t cached_pid;
+static __thread dev_t cached_dev;
+static __thread ino_t cached_ino;
+
+static bool cached_is_ours(struct stat *st)
+{
+	return fstat(cached_mem, st) == 0 && st->st_dev == cached_dev && st->st_ino == cached_ino;
+}
+
+static int mem_cached(void)
+{
+	pid_t pid = getpid();
+	struct stat st;
+	int fd, high;
+
+	if (cached_mem >= 0) {
+		bool ours = cached_is_ours(&st);
+
+		if (ours && cached_pid == pid)
+			return cached_mem;
+		if (ours)
+			close(cached_mem); /* inherited across fork: ours to close */
+		cached_mem = -1;
+	}
+	fd = dacce_patch_mem_open();
+	if (fd < 0)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, MEM_FD_FLOOR);
+	if (high >= 0) {
+		close(fd);
+		fd = high;
+	}
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -errno;
+	}
+	cached_mem = fd;
+	cached_pid = pid;
+	cached_dev = st.st_dev;
+	cached_ino = st.st_ino;
+	return fd;
+}
+
+void dacce_patch_thread_exit(void)
+{
+	struct stat st;
+
+	if (cached_mem >= 0 && cached_pid == getpid() && cached_is_ours(&st))
+		close(cached_mem);
+	cached_mem = -1;
+}
+
 int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len)
 {
-	int mem = dacce_patch_mem_open();
-	int err;
+	int mem = mem_cached();
 
 	if (mem < -1)
 		return mem;
-	err = dacce_patch_mem_write(mem, addr, bytes, len);
-	if (mem >= 0)
-		close(mem);
-	return err;
+	return dacce_patch_mem_write(mem, addr, bytes, len);
 }
 
 void dacce_patch_sync_cores(void)

@@ -69,6 +69,8 @@ int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len);
  * copy.  Other negative values are errors.
  */
 int dacce_patch_mem_open(void);
+/* Closes the calling thread's kept descriptor of its memory (at thread exit). */
+void dacce_patch_thread_exit(void);
 int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len);
 
 /* Every core serialises its instruction fetch (membarrier SYNC_CORE). */

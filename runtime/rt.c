@@ -1480,6 +1480,7 @@ void dacce_rt_thread_end(void)
 
 	/* Out of the registry first: nobody stops or translates it after this. */
 	dacce_thread_unregister();
+	dacce_patch_thread_exit();
 	dacce_epoch_nudge(); /* the last one out: the policy thread ends the process */
 	if (!tls->cc_base)
 		return;

@@ -10,6 +10,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "codecache.h"
@@ -208,6 +212,70 @@ START_TEST(test_threads_racing_through_a_site_being_patched)
 }
 END_TEST
 
+/* A read-only page, as program text is: writes reach it only through the runtime. */
+static uint8_t *read_only_page(void)
+{
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(page, MAP_FAILED);
+	memset(page, 0x90, 4096);
+	ck_assert_int_eq(mprotect(page, 4096, PROT_READ), 0);
+	return page;
+}
+
+START_TEST(test_kept_descriptor_survives_the_program_closing_it)
+{
+	uint8_t *page = read_only_page();
+	char path[] = "/tmp/dacce-patch-XXXXXX";
+	int file = mkstemp(path);
+	struct stat st;
+
+	ck_assert_int_ge(file, 0);
+	unlink(path);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)page, "\x01", 1), 0);
+	/* The program closes every descriptor, then reuses the numbers for a file of its own. */
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != file)
+			close(fd);
+	for (int fd = 500; fd < 540; fd++)
+		ck_assert_int_eq(dup2(file, fd), fd);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)page + 1, "\x02", 1), 0);
+	ck_assert_int_eq(page[0], 1);
+	ck_assert_int_eq(page[1], 2);
+	/* Nothing was written into the program's file. */
+	ck_assert_int_eq(fstat(file, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	for (int fd = 500; fd < 540; fd++)
+		close(fd);
+	close(file);
+	dacce_patch_thread_exit();
+	munmap(page, 4096);
+}
+END_TEST
+
+START_TEST(test_fork_child_writes_its_own_memory)
+{
+	uint8_t *page = read_only_page();
+	int status;
+	pid_t child;
+
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)page, "\x01", 1), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		/* The kept descriptor names the parent's memory: the child must not use it. */
+		int err = dacce_patch_write_quiet((uintptr_t)page, "\x07", 1);
+
+		_exit(err == 0 && page[0] == 7 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(page[0], 1);
+	dacce_patch_thread_exit();
+	munmap(page, 4096);
+}
+END_TEST
+
 static Suite *patch_suite(void)
 {
 	Suite *s = suite_create("rt_patch");
@@ -216,6 +284,8 @@ static Suite *patch_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_patched_site_maintains_the_context);
 	tcase_add_test(tc, test_threads_racing_through_a_site_being_patched);
+	tcase_add_test(tc, test_kept_descriptor_survives_the_program_closing_it);
+	tcase_add_test(tc, test_fork_child_writes_its_own_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -57,6 +57,7 @@ struct loader {
 	struct dacce_model *model;
 	struct dacce_model_proc *proc;
 	size_t cap_modules, cap_epochs, cap_regions, cap_threads;
+	uint32_t n_sizes; /* entries of proc->node_size */
 	int err;
 };
 
@@ -99,6 +100,24 @@ static void load_graph_modules(struct loader *l, int64_t row, const struct limit
 	sqlite3_finalize(stmt);
 }
 
+/* node_size covers every node of the graph; nodes without a record (the root) have size 0. */
+static bool grow_node_sizes(struct loader *l)
+{
+	struct dacce_model_proc *p = l->proc;
+	uint32_t n = p->graph->n_nodes;
+	uint64_t *sizes;
+
+	if (n <= l->n_sizes && p->node_size)
+		return true;
+	sizes = realloc(p->node_size, (n ? n : 1) * sizeof(*sizes));
+	if (!sizes)
+		return false;
+	memset(sizes + l->n_sizes, 0, (n - l->n_sizes) * sizeof(*sizes));
+	p->node_size = sizes;
+	l->n_sizes = n;
+	return true;
+}
+
 static void load_nodes(struct loader *l, int64_t row, const struct limits *lim)
 {
 	sqlite3_stmt *stmt = query(l, "SELECT idx, module, offset, size FROM nodes WHERE proc = ?1 "
@@ -107,7 +126,6 @@ static void load_nodes(struct loader *l, int64_t row, const struct limits *lim)
 
 	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
 		int64_t idx = sqlite3_column_int64(stmt, 0);
-		uint64_t *sizes;
 		uint32_t got;
 
 		if ((uint64_t)idx >= lim->nodes || idx < p->graph->n_nodes)
@@ -118,12 +136,10 @@ static void load_nodes(struct loader *l, int64_t row, const struct limits *lim)
 			graph_failed(p, "node records are missing");
 			continue;
 		}
-		sizes = realloc(p->node_size, (got + 1) * sizeof(*sizes));
-		if (!sizes) {
+		if (!grow_node_sizes(l)) {
 			l->err = -ENOMEM;
 			break;
 		}
-		p->node_size = sizes;
 		p->node_size[got] = (uint64_t)sqlite3_column_int64(stmt, 3);
 	}
 	sqlite3_finalize(stmt);
@@ -341,6 +357,35 @@ static void load_threads(struct loader *l)
 	sqlite3_finalize(stmt);
 }
 
+static const struct dacce_graph *sorting_graph;
+
+static int by_module_offset(const void *a, const void *b)
+{
+	const struct dacce_node *x = &sorting_graph->nodes[*(const uint32_t *)a];
+	const struct dacce_node *y = &sorting_graph->nodes[*(const uint32_t *)b];
+
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* The program's functions sorted by address, for finding the one a pc is in. */
+static void index_functions(struct loader *l)
+{
+	struct dacce_model_proc *p = l->proc;
+
+	p->functions = malloc((p->graph->n_nodes ? p->graph->n_nodes : 1) * sizeof(*p->functions));
+	if (!p->functions) {
+		l->err = -ENOMEM;
+		return;
+	}
+	for (uint32_t n = 0; n < p->graph->n_nodes; n++)
+		if (p->node_size[n])
+			p->functions[p->n_functions++] = n;
+	sorting_graph = p->graph;
+	qsort(p->functions, p->n_functions, sizeof(*p->functions), by_module_offset);
+}
+
 static void index_graph_modules(struct loader *l)
 {
 	struct dacce_model_proc *p = l->proc;
@@ -392,8 +437,12 @@ static int load_proc(struct dacce_model *model, sqlite3_stmt *row, struct dacce_
 	if (!p->exe || !p->graph)
 		return -ENOMEM;
 	load_lineage(&l, p->id, &all, 0);
+	if (!l.err && !grow_node_sizes(&l))
+		l.err = -ENOMEM;
 	if (!l.err)
 		index_graph_modules(&l);
+	if (!l.err)
+		index_functions(&l);
 	if (!l.err)
 		load_threads(&l);
 	return l.err;
@@ -434,6 +483,7 @@ static void proc_fini(struct dacce_model_proc *p)
 	free(p->graph_error);
 	dacce_graph_free(p->graph);
 	free(p->node_size);
+	free(p->functions);
 	free(p->module_of_graph);
 	for (size_t i = 0; i < p->n_modules; i++)
 		free(p->modules[i].path);
@@ -563,18 +613,28 @@ static bool in_code_cache(const struct dacce_model_proc *proc, uint64_t pc)
 static uint32_t function_at(const struct dacce_model_proc *proc,
 			    const struct dacce_model_module *m, uint64_t pc)
 {
+	const struct dacce_node *nodes = proc->graph->nodes;
+	uint32_t module = (uint32_t)m->graph_index, lo = 0, hi = proc->n_functions, n;
 	uint64_t offset = pc - m->bias;
 
 	if (m->graph_index < 0)
 		return DACCE_NONE;
-	for (uint32_t n = 0; n < proc->graph->n_nodes; n++) {
-		const struct dacce_node *node = &proc->graph->nodes[n];
+	/* The last function starting at or below (module, offset). */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct dacce_node *f = &nodes[proc->functions[mid]];
 
-		if (node->module == (uint32_t)m->graph_index && proc->node_size[n] &&
-		    offset >= node->offset && offset - node->offset < proc->node_size[n])
-			return n;
+		if (f->module < module || (f->module == module && f->offset <= offset))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return DACCE_NONE;
+	if (lo == 0)
+		return DACCE_NONE;
+	n = proc->functions[lo - 1];
+	if (nodes[n].module != module || offset - nodes[n].offset >= proc->node_size[n])
+		return DACCE_NONE;
+	return n;
 }
 
 /*
@@ -705,11 +765,40 @@ static uint32_t boundary_of_entry(struct dacce_model_proc *proc, const struct da
 }
 
 /*
+ * Keeps the frames of path from index start on that the id proves: walking
+ * out from the innermost, an encoded edge is certain while what is left of
+ * the sub-path value (id_rel) is not yet 0.  Where it reaches 0 the function
+ * may have been entered from outside (a library calling back), so the path
+ * ends there, marked as a gap.  False when the frames run out first.
+ */
+static bool keep_proven(struct dacce_model_proc *proc, const struct dacce_dict *dict,
+			struct dacce_resolved *r, size_t start, uint32_t node, uint64_t id_rel)
+{
+	for (size_t i = start; i < r->path.len; i++) {
+		struct dacce_edge_view v;
+
+		if (id_rel == 0) {
+			r->path.frames[i] = (struct dacce_frame){ node, DACCE_EDGE_GAP };
+			r->path.len = i + 1;
+			return true;
+		}
+		if (dacce_dict_edge(dict, proc->graph, r->path.frames[i].edge, &v) ||
+		    v.class != DACCE_EDGE_ENCODED || v.en > id_rel)
+			return false;
+		id_rel -= v.en;
+		node = v.caller;
+	}
+	if (id_rel != 0)
+		return false;
+	return dacce_path_push(&r->path, (struct dacce_frame){ node, DACCE_EDGE_GAP }) == 0;
+}
+
+/*
  * Decodes the part of a context above a call out of the program: the
  * entries [first, top) pushed after a library called back into program code.
- * Decoding stops being meaningful once the oldest of them is popped (the code
- * the library called is not known), so the path is cut there and the caller of
- * that entry ends it, marked as a gap.  False when the part does not decode.
+ * Pops are exact down to the oldest of them; below it, and above any pushed
+ * entry at all, only what the id proves is kept (keep_proven).  False when the
+ * part does not decode.
  */
 static bool decode_above_gap(struct dacce_model_proc *proc, const struct dacce_dict *dict,
 			     const struct dacce_raw_context *ctx, uint32_t first, uint32_t top,
@@ -718,23 +807,29 @@ static bool decode_above_gap(struct dacce_model_proc *proc, const struct dacce_d
 	struct dacce_snapshot snap = { .epoch = ctx->epoch, .id = id, .node = node,
 				       .cc_depth = top - first, .cc = ctx->entries + first };
 	struct dacce_decode_error why = { 0 };
-	uint32_t oldest = ctx->entries[first].edge;
+	size_t start = r->path.len, walk = start;
+	uint64_t reset = ctx->reset_id;
 	struct dacce_edge_view v;
-	size_t start = r->path.len, cut = SIZE_MAX;
 
-	if (top == first)
-		return dacce_path_push(&r->path, (struct dacce_frame){ node, DACCE_EDGE_GAP }) == 0;
-	if (dacce_dict_edge(dict, proc->graph, oldest, &v))
-		return false;
-	/* Expected to fail below the oldest entry: whatever it says there is not kept. */
+	/* Whatever the decoder says after it runs out of entries is checked below. */
 	dacce_decode_append(dict, proc->graph, &snap, &r->path, &why);
-	for (size_t i = start; i < r->path.len; i++)
-		if (r->path.frames[i].edge == oldest)
-			cut = i;
-	if (cut == SIZE_MAX)
+	if (top > first) {
+		const struct dacce_cc_entry *oldest = &ctx->entries[first];
+		size_t cut = SIZE_MAX;
+
+		for (size_t i = start; i < r->path.len; i++)
+			if (r->path.frames[i].edge == oldest->edge)
+				cut = i;
+		if (cut == SIZE_MAX || dacce_dict_edge(dict, proc->graph, oldest->edge, &v))
+			return false;
+		walk = cut + 1;
+		node = v.caller;
+		id = oldest->id;
+	}
+	/* A part above a call out starts right after a push: its id counts from maxID + 1. */
+	if (id < reset)
 		return false;
-	r->path.len = cut + 1;
-	return dacce_path_push(&r->path, (struct dacce_frame){ v.caller, DACCE_EDGE_GAP }) == 0;
+	return keep_proven(proc, dict, r, walk, node, id - reset);
 }
 
 /*

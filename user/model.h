@@ -62,6 +62,8 @@ struct dacce_model_proc {
 	uint64_t *region_start, *region_size;
 	size_t n_regions;
 	struct dacce_hashmap entries; /* code-cache address -> site caller node */
+	uint32_t *functions;	      /* nodes with a size, by (module, offset): pc -> function */
+	uint32_t n_functions;
 	struct dacce_model_thread *threads;
 	size_t n_threads;
 };

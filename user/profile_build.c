@@ -368,12 +368,29 @@ int dacce_profile_builder_new(struct dacce_model *model, struct dacce_profile_bu
 	return 0;
 }
 
+/* One line on why a sample has no exact context, with what it held (for --unresolved). */
+static void explain(FILE *out, const struct dacce_model_proc *proc, uint32_t tid,
+		    const struct dacce_raw_context *ctx, const struct dacce_resolved *r)
+{
+	fprintf(out, "pid %u tid %u pc %#llx: %s%s%s; epoch %llu id %llu (maxID+1 %llu), ccStack %u",
+		proc->pid, tid, (unsigned long long)r->pc, dacce_resolve_status_name(r->status),
+		r->why ? ": " : "", r->why ? r->why : "", (unsigned long long)ctx->epoch,
+		(unsigned long long)ctx->id, (unsigned long long)ctx->reset_id, ctx->depth);
+	if (ctx->n_entries)
+		fprintf(out, ", innermost entries:");
+	for (uint32_t i = ctx->n_entries > 4 ? ctx->n_entries - 4 : 0; i < ctx->n_entries; i++)
+		fprintf(out, " <%llu, edge %u, %u>", (unsigned long long)ctx->entries[i].id,
+			ctx->entries[i].edge, ctx->entries[i].aux);
+	fputc('\n', out);
+}
+
 int dacce_profile_build(struct dacce_model *model, const struct dacce_profile_filter *filter,
 			struct dacce_profile_builder **out, char *why, size_t why_len)
 {
 	struct dacce_profile_builder *b;
 	struct dacce_model_proc *proc = NULL;
 	struct dacce_resolved r;
+	uint64_t explained = 0;
 	sqlite3_stmt *stmt;
 	int err;
 
@@ -416,12 +433,11 @@ int dacce_profile_build(struct dacce_model *model, const struct dacce_profile_fi
 		dacce_model_resolve(proc, tid, (uint64_t)sqlite3_column_int64(stmt, 2), &ctx,
 				    b->runtime_path, &r);
 		b->result.by_status[r.status]++;
-		if (getenv("DACCE_DEBUG_RESOLVE") && r.status != DACCE_RESOLVED)
-			fprintf(stderr, "resolve: %s (%s) pc %#llx epoch %llu id %llu reset %llu n %u top %u\n",
-				dacce_resolve_status_name(r.status), r.why ? r.why : "",
-				(unsigned long long)r.pc, (unsigned long long)ctx.epoch,
-				(unsigned long long)ctx.id, (unsigned long long)ctx.reset_id, ctx.n_entries,
-				ctx.n_entries ? ctx.entries[ctx.n_entries - 1].edge : 0);
+		if (filter && filter->explain && r.status != DACCE_RESOLVED &&
+		    explained < filter->explain_max) {
+			explain(filter->explain, proc, tid, &ctx, &r);
+			explained++;
+		}
 		b->result.profile.total_samples++;
 		err = context_frames(b, proc, &r);
 		if (!err)

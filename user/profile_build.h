@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model.h"
 #include "rprofile.h"
@@ -20,6 +21,8 @@ struct dacce_profile_builder;
 struct dacce_profile_filter {
 	uint32_t pid; /* 0: every process */
 	uint32_t tid; /* 0: every thread */
+	FILE *explain;	       /* when set: one line per sample without an exact context, saying why */
+	uint64_t explain_max;  /* at most this many lines */
 };
 
 struct dacce_profile_result {

@@ -42,6 +42,8 @@ static void report_usage(FILE *out)
 		"  -p, --pid PID         only this process\n"
 		"  -t, --tid TID         only this thread\n"
 		"      --stats           only the capture's summary: samples, epochs\n"
+		"      --unresolved[=N]  first list (up to N, default 100) samples without an exact\n"
+		"                        context, with why and the raw context\n"
 		"      --no-header       top: no summary before the contexts\n",
 		DACCE_REPORT_DEFAULT_K);
 }
@@ -60,6 +62,7 @@ static int parse_report(int argc, char **argv, struct report_opts *o)
 		{ "tid", required_argument, NULL, 't' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "no-header", no_argument, NULL, 'H' },
+		{ "unresolved", optional_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -122,6 +125,14 @@ static int parse_report(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'S': o->header_only = true; break;
 		case 'H': o->no_header = true; break;
+		case 'U':
+			o->filter.explain = stdout;
+			o->filter.explain_max = 100;
+			if (optarg && dacce_parse_u64(optarg, 1, UINT64_MAX, &o->filter.explain_max)) {
+				dacce_err("bad count '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'h': report_usage(stdout); return 1;
 		default: report_usage(stderr); return -EINVAL;
 		}
