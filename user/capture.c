@@ -223,17 +223,6 @@ static int state_for(struct dacce_capture *cap, const struct dacce_ev_header *h,
 	return new_image(cap, h->tgid, NULL, NULL, h->time_ns, out);
 }
 
-int dacce_capture_add_root(struct dacce_capture *cap, uint32_t pid, const char *exe,
-			   uint64_t now_ns)
-{
-	/* Its image starts at its exec (DACCE_EV_EXEC): before, it is still ours. */
-	(void)cap;
-	(void)pid;
-	(void)exe;
-	(void)now_ns;
-	return 0;
-}
-
 int dacce_capture_root_ended(struct dacce_capture *cap, uint32_t pid, int wait_status,
 			     uint64_t now_ns)
 {

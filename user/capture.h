@@ -24,10 +24,6 @@ int dacce_capture_new(struct dacce_store *store, struct dacce_capture **out);
 /* NULL-safe; commits what is pending. */
 void dacce_capture_free(struct dacce_capture *cap);
 
-/* Declares pid as the process the capture starts (before it runs anything). */
-int dacce_capture_add_root(struct dacce_capture *cap, uint32_t pid, const char *exe,
-			   uint64_t now_ns);
-
 /* One ring-buffer record.  Returns 0, or a negative errno on a store failure. */
 int dacce_capture_record(struct dacce_capture *cap, const void *data, size_t size);
 

@@ -533,8 +533,8 @@ int dacce_cmd_launch(int argc, char **argv)
 	close(go[0]);
 	close(report[1]);
 	go[0] = report[1] = -1;
-	if (follow(&s, child) || attach_all(&s, &o, runtime) ||
-	    dacce_capture_add_root(s.cap, (uint32_t)child, o.argv[0], dacce_now_ns()))
+	/* Its image in the capture starts at its exec (DACCE_EV_EXEC), when it is the program. */
+	if (follow(&s, child) || attach_all(&s, &o, runtime))
 		goto out; /* closing go below ends the child before it runs anything */
 	write_meta(s.store, &o, &s, runtime);
 	sa.sa_sigaction = on_signal;
