@@ -41,4 +41,6 @@ echo
 "$build/dacce" report -i "$build/demo/python3.db" -n 3
 echo
 echo "the same capture as folded stacks (flamegraph.pl, speedscope), hottest 3:"
-"$build/dacce" report -i "$build/demo/python3.db" -f folded | sort -t' ' -k2 -nr | head -3 | cut -c1-200
+
+"$build/dacce" report -i "$build/demo/python3.db" -f folded | sort -k2 -t' ' -nr | head -3 |
+	awk '{ n = length($0); print "  " (n > 160 ? "..." substr($0, n - 156) : $0) }'
