@@ -251,7 +251,7 @@ int BPF_USDT(on_code_region, __u64 start, __u64 size)
 }
 
 SEC("usdt")
-int BPF_USDT(on_code_entry, __u64 address, __u32 site_caller)
+int BPF_USDT(on_code_entry, __u64 address, __u32 site_caller, __u64 site_offset)
 {
 	struct dacce_ev_code_entry *ev = RESERVE(dacce_ev_code_entry, DACCE_EV_CODE_ENTRY);
 
@@ -259,6 +259,7 @@ int BPF_USDT(on_code_entry, __u64 address, __u32 site_caller)
 		return 0;
 	ev->address = address;
 	ev->site_caller = site_caller;
+	ev->site_offset = site_offset;
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
 }

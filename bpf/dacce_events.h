@@ -109,6 +109,7 @@ struct dacce_ev_code_entry {
 	__u64 address;
 	__u32 site_caller;
 	__u32 pad;
+	__u64 site_offset; /* the call site it stands for, link-time, in the program */
 };
 
 #define DACCE_EPOCH_DICT_MISSING 0x1 /* too big, or the runtime could not serialise it */

@@ -16,7 +16,8 @@
  *   node         (node, graph_module, offset, size)       size 0: a boundary function
  *   edge         (edge, site_caller, callee, site_kind, site_module, site_offset, flags)
  *   code_region  (start, size)                            executable code of the runtime's
- *   code_entry   (address, site_caller)                   a site's code begins there
+ *   code_entry   (address, site_caller, site_offset)      the code of the call site at
+ *                                                         site_offset (link-time) begins there
  *   epoch        (epoch, max_id, n_nodes, n_edges, dict, dict_len, pause_ns, driver)
  *                driver: 0 start, 1 the built-in policy, 2 the controller
  *                dict is the dictionary serialised (docs/dictionary-format.md),

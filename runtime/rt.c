@@ -215,8 +215,13 @@ static int note_entry(uintptr_t entry, uint32_t index)
 {
 	int err = dacce_hashmap_put(&rt.entry_site, entry, index);
 
-	if (!err)
-		DACCE_PROBE(code_entry, entry, rt.graph->sites[index].caller);
+	if (!err) {
+		uint64_t caller = rt.graph->sites[index].caller, offset = rt.graph->sites[index].offset;
+
+		/* In registers: tracers cannot read an indexed memory operand. */
+		__asm__("" : "+r"(caller), "+r"(offset));
+		DACCE_PROBE(code_entry, entry, caller, offset);
+	}
 	return err;
 }
 

@@ -58,7 +58,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_EDGE] = "INSERT OR REPLACE INTO edges (proc, idx, caller, callee, kind, site_module, "
 		    "site_offset, flags, time_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_CODE_REGION] = "INSERT INTO code_regions (proc, start, size) VALUES (?1, ?2, ?3)",
-	[ST_CODE_ENTRY] = "INSERT INTO code_entries (proc, address, site_caller) VALUES (?1, ?2, ?3)",
+	[ST_CODE_ENTRY] = "INSERT INTO code_entries (proc, address, site_caller, site_offset) "
+			  "VALUES (?1, ?2, ?3, ?4)",
 	[ST_EPOCH] = "INSERT OR REPLACE INTO epochs (proc, epoch, max_id, n_nodes, n_edges, "
 		     "pause_ns, time_ns, driver) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 	[ST_EPOCH_DICT] = "UPDATE epochs SET dict = ?3 WHERE proc = ?1 AND epoch = ?2",
@@ -336,7 +337,7 @@ static int on_code_entry(struct dacce_capture *cap, const struct dacce_ev_code_e
 	int err = state_for(cap, &ev->h, &st);
 
 	return err ? err : RUN_INTS(cap, ST_CODE_ENTRY, st->proc, (int64_t)ev->address,
-				    ev->site_caller);
+				    ev->site_caller, (int64_t)ev->site_offset);
 }
 
 static int on_epoch(struct dacce_capture *cap, const struct dacce_ev_epoch *ev)

@@ -31,7 +31,7 @@ static const char schema[] =
 	"CREATE TABLE code_regions (proc INTEGER NOT NULL, start INTEGER NOT NULL,\n"
 	"  size INTEGER NOT NULL);\n"
 	"CREATE TABLE code_entries (proc INTEGER NOT NULL, address INTEGER NOT NULL,\n"
-	"  site_caller INTEGER NOT NULL);\n"
+	"  site_caller INTEGER NOT NULL, site_offset INTEGER);\n"
 	"CREATE TABLE epochs (proc INTEGER NOT NULL, epoch INTEGER NOT NULL, max_id INTEGER,\n"
 	"  n_nodes INTEGER, n_edges INTEGER, pause_ns INTEGER, time_ns INTEGER, driver TEXT,\n"
 	"  dict BLOB, PRIMARY KEY (proc, epoch));\n"
