@@ -197,7 +197,7 @@ else
 CHECK_PROGRAMS_LIB := $(abspath $(RT_LIB))
 endif
 
-check: $(CHECK_BINS) $(SIMULATE) $(RT_LIB) $(DACCE_BIN) $(REPORT_SAMPLE) $(if $(filter 1,$(SAN)),,$(E2E_PROGRAMS))
+check: $(CHECK_BINS) $(SIMULATE) $(RT_LIB) $(DACCE_BIN) $(REPORT_SAMPLE) $(if $(filter 1,$(SAN)),,e2e-programs)
 	$(Q)tests/run-checks.sh $(SIMULATE) "$(SIM_ARGS)" $(BUILD) $(CHECK_PROGRAMS_LIB) $(CHECK_BINS)
 
 # `dacce launch` end to end through the real BPF path (root), and pprof output read by go.

@@ -35,7 +35,7 @@ fi
 export DACCE_RUNTIME=$libdacce
 
 for p in workload workload-O0 static shapes; do
-	cp "$programs/$p" "$work/$p" || { echo "e2e: $programs/$p missing (make e2e-programs)"; exit 1; }
+	cp "$programs/$p" "$work/$p" || { echo "$programs/$p missing (make e2e-programs)"; echo "e2e: 0 passed, 1 failed"; exit 1; }
 done
 
 # One line on stderr, and a given exit status.
