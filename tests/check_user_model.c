@@ -146,7 +146,8 @@ static void copy_context(struct dacce_ev_context *out, const struct dacce_state 
 	out->depth = st->cc_depth;
 	out->n_entries = st->cc_depth;
 	out->flags = DACCE_CTX_VALID | flags;
-	memcpy(out->entries, st->cc, st->cc_depth * sizeof(st->cc[0]));
+	if (st->cc_depth)
+		memcpy(out->entries, st->cc, st->cc_depth * sizeof(st->cc[0]));
 }
 
 static void sample(uint32_t tid, uint64_t pc, const struct dacce_state *st, uint32_t flags)
