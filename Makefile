@@ -231,10 +231,10 @@ check-pprof: $(REPORT_SAMPLE)
 # The end-to-end test again, inside Debian's stock 6.1 kernel under QEMU (vm-tests/README.md).
 vm-check: all $(E2E_PROGRAMS)
 	$(Q)vm-tests/selftest.sh $(BUILD)
-	$(Q)vm-tests/run.sh --build-dir $(abspath $(BUILD)) --quiet-boot --memory 2048 --bin /usr/bin/python3 \
+	$(Q)vm-tests/run.sh --build-dir $(abspath $(BUILD)) --quiet-boot --timeout 1200 --memory 2048 --bin /usr/bin/python3 \
 		--bin /usr/lib/python3.11 --bin /usr/bin/perl --bin /usr/bin/zstd --bin /usr/bin/sqlite3 \
 		--bin /usr/bin/nm --bin /usr/bin/cmp --bin /usr/bin/pgrep -- \
-		env E2E_NO_GO=1 tests/e2e.sh $(abspath $(DACCE_BIN)) $(abspath $(RT_LIB)) $(abspath $(E2E_DIR))
+		env E2E_NO_GO=1 E2E_SLOW=1 tests/e2e.sh $(abspath $(DACCE_BIN)) $(abspath $(RT_LIB)) $(abspath $(E2E_DIR))
 
 # Only the runtime's integration programs, or only the real programs.
 check-programs: $(RT_LIB)
