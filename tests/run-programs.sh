@@ -4,7 +4,11 @@
 # "outside" (the stack went through a library) must read "partial" under the runtime.
 # Each program also runs with a re-encoding every millisecond (DACCE_EPOCH_STRESS), so that
 # epochs are installed while its frames are live: its contexts must not change.
-# Usage: run-programs.sh BUILD_DIR LIBDACCE [PROGRAM...]
+# A program foo.c may come with foo.lib.c, built with the same flags as $out/libfoo-VARIANT.so,
+# which the program finds next to itself and dlopens.
+# Usage: run-programs.sh BUILD_DIR LIBDACCE [PROGRAM...] (default: every program; or name
+# some in DACCE_PROGRAMS, separated by spaces; tests/programs/pending/ only runs when named,
+# as pending/NAME)
 set -u
 build=$1
 lib=$2
@@ -24,9 +28,25 @@ variants=(
 	"O2-cet:-O2 -fcf-protection=full"
 )
 programs=("$@")
+# shellcheck disable=SC2206
+[ ${#programs[@]} -eq 0 ] && programs=(${DACCE_PROGRAMS:-})
 if [ ${#programs[@]} -eq 0 ]; then
-	for f in "$src"/*.c "$src"/*.cpp; do programs+=("$(basename "${f%.*}")"); done
+	for f in "$src"/*.c "$src"/*.cpp; do
+		case $f in *.lib.c) continue ;; esac
+		programs+=("$(basename "${f%.*}")")
+	done
 fi
+
+# Builds $prog's variant $name as $bin, after its library if it has one.
+build_variant() {
+	# shellcheck disable=SC2086
+	if [ -f "$src/$prog.lib.c" ]; then
+		${CC:-gcc} -g -D_GNU_SOURCE $flags -fPIC -shared -I"$src" "$src/$prog.lib.c" \
+			-o "$(dirname "$bin")/lib$(basename "$prog")-$name.so" || return
+	fi
+	# shellcheck disable=SC2086
+	$cc -g -D_GNU_SOURCE $flags -I"$src" "$file" -o "$bin" -ldl -lpthread
+}
 
 passed=0
 failed=0
@@ -37,8 +57,8 @@ for prog in "${programs[@]}"; do
 		name=${v%%:*}
 		flags=${v#*:}
 		bin=$out/$prog-$name
-		# shellcheck disable=SC2086
-		if ! $cc -g -D_GNU_SOURCE $flags -I"$src" "$file" -o "$bin" -ldl -lpthread 2>"$bin.build.log"; then
+		mkdir -p "$(dirname "$bin")" # pending/NAME
+		if ! build_variant 2>"$bin.build.log"; then
 			echo "FAIL $prog-$name: does not build (see $bin.build.log)"
 			failed=$((failed + 1))
 			continue
@@ -51,10 +71,12 @@ for prog in "${programs[@]}"; do
 			# One retry, reported: a context read "partial" after pthread_join about once
 			# in a thousand runs (docs/runtime.md); two failures in a row are a failure.
 			for attempt in 1 2; do
+				# -k: a process hung with every signal blocked (threads waiting for the
+				# runtime's lock) never sees timeout's SIGTERM.
 				if [ $mode = epochs ]; then
-					timeout 300 env DACCE_LOG= DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
+					timeout -k 10 300 env DACCE_LOG= DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
 				else
-					timeout 300 env DACCE_LOG= LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
+					timeout -k 10 300 env DACCE_LOG= LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
 				fi
 				status=$?
 				sort "$bin.$mode" >"$bin.$mode.sorted"
