@@ -409,6 +409,120 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 
 /* ------------------------------------------------------------------ sampling */
 
+/*
+ * Bytes of user stack above sp each sample copies, for validation; 0: none
+ * (set before load; at most DACCE_BPF_STACK_MAX).
+ */
+const volatile __u32 stack_bytes = 0;
+
+/*
+ * One record under construction per CPU (too big for a per-CPU map's value):
+ * the controller sizes it to the number of CPUs before load.  A perf_event
+ * program never runs nested on one CPU.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct dacce_ev_sample_stack);
+} stack_scratch SEC(".maps");
+
+/* The user registers in DWARF's order (rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip). */
+static void copy_regs(struct pt_regs *user, __u64 *regs)
+{
+	regs[0] = BPF_CORE_READ(user, ax);
+	regs[1] = BPF_CORE_READ(user, dx);
+	regs[2] = BPF_CORE_READ(user, cx);
+	regs[3] = BPF_CORE_READ(user, bx);
+	regs[4] = BPF_CORE_READ(user, si);
+	regs[5] = BPF_CORE_READ(user, di);
+	regs[6] = BPF_CORE_READ(user, bp);
+	regs[7] = BPF_CORE_READ(user, sp);
+	regs[8] = BPF_CORE_READ(user, r8);
+	regs[9] = BPF_CORE_READ(user, r9);
+	regs[10] = BPF_CORE_READ(user, r10);
+	regs[11] = BPF_CORE_READ(user, r11);
+	regs[12] = BPF_CORE_READ(user, r12);
+	regs[13] = BPF_CORE_READ(user, r13);
+	regs[14] = BPF_CORE_READ(user, r14);
+	regs[15] = BPF_CORE_READ(user, r15);
+	regs[16] = BPF_CORE_READ(user, ip);
+}
+
+/* The thread's innermost tail records (frame slot, real return address). */
+static void copy_tail_records(struct task_struct *task, __s64 tpoff,
+			      struct dacce_ev_sample_stack *ev)
+{
+	struct dacce_tls_block tls;
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), depth, n;
+
+	ev->n_tail = 0;
+	if (!fsbase || bpf_probe_read_user(&tls, sizeof(tls), (void *)(fsbase + tpoff)) ||
+	    !tls.tc_base || tls.tc_top <= tls.tc_base)
+		return;
+	depth = (tls.tc_top - tls.tc_base) / DACCE_BPF_TAIL_RECORD_SIZE;
+	n = depth < DACCE_BPF_TAIL_RECORDS ? depth : DACCE_BPF_TAIL_RECORDS;
+	if (depth > n)
+		ev->stack_flags |= DACCE_STACK_TAIL_TRUNCATED;
+	for (__u32 i = 0; i < DACCE_BPF_TAIL_RECORDS && i < n; i++) {
+		__u64 rec = tls.tc_top - (n - i) * DACCE_BPF_TAIL_RECORD_SIZE;
+
+		/* frame and return_to are the record's last two words */
+		if (bpf_probe_read_user(&ev->tail[i], sizeof(ev->tail[i]), (void *)(rec + 24)))
+			break;
+		ev->n_tail = i + 1;
+	}
+}
+
+/* A sample with registers and stack (validation); the caller counted it. */
+static int sample_with_stack(struct dacce_proc *proc, struct task_struct *task,
+			     struct pt_regs *user, __u32 flags)
+{
+	__u32 key = 0, pages, copied = 0;
+	struct dacce_ev_sample_stack *ev;
+	__u64 sp, page;
+
+	key = bpf_get_smp_processor_id();
+	ev = bpf_map_lookup_elem(&stack_scratch, &key);
+	if (!ev) {
+		count(DACCE_CNT_LOST_SAMPLES);
+		return 0;
+	}
+	fill_header(&ev->sample.h, DACCE_EV_SAMPLE);
+	copy_regs(user, ev->regs);
+	sp = ev->regs[7];
+	ev->sample.pc = ev->regs[16];
+	ev->sample.sp = sp;
+	ev->sample.flags = flags | DACCE_SAMPLE_STACK;
+	ev->sample.ctx.flags = 0;
+	ev->sample.ctx.depth = 0;
+	ev->sample.ctx.n_entries = 0;
+	if (proc->flags & DACCE_PROC_RUNTIME)
+		read_context(task, proc->tls_tpoff, &ev->sample.ctx);
+	page = sp & ~(__u64)(DACCE_BPF_STACK_PAGE - 1);
+	pages = ((sp - page) + stack_bytes + DACCE_BPF_STACK_PAGE - 1) / DACCE_BPF_STACK_PAGE;
+	ev->stack_start = page;
+	ev->stack_flags = 0;
+	ev->n_tail = 0;
+	if (proc->flags & DACCE_PROC_RUNTIME)
+		copy_tail_records(task, proc->tls_tpoff, ev);
+	for (__u32 i = 0; i < DACCE_BPF_STACK_PAGES_MAX && i < pages; i++) {
+		if (bpf_probe_read_user(ev->stack + i * DACCE_BPF_STACK_PAGE, DACCE_BPF_STACK_PAGE,
+					(void *)(page + i * DACCE_BPF_STACK_PAGE))) {
+			ev->stack_flags |= DACCE_STACK_SHORT;
+			break;
+		}
+		copied++;
+	}
+	ev->stack_len = copied * DACCE_BPF_STACK_PAGE;
+	if (copied > DACCE_BPF_STACK_PAGES_MAX)
+		return 0;
+	if (bpf_ringbuf_output(&events, ev,
+			       sizeof(*ev) - sizeof(ev->stack) + copied * DACCE_BPF_STACK_PAGE, 0))
+		count(DACCE_CNT_LOST_SAMPLES);
+	return 0;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -422,14 +536,18 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!proc || !tgid)
 		return 0;
 	count(DACCE_CNT_SAMPLES);
+	task = bpf_get_current_task_btf();
+	user = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (stack_bytes)
+		/* Kernel text is in the upper half: below it, the sample interrupted user code. */
+		return sample_with_stack(proc, task, user,
+					 ctx->regs.ip < 0x800000000000ull ? DACCE_SAMPLE_USER : 0);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count(DACCE_CNT_LOST_SAMPLES);
 		return 0;
 	}
 	fill_header(&ev->h, DACCE_EV_SAMPLE);
-	task = bpf_get_current_task_btf();
-	user = (struct pt_regs *)bpf_task_pt_regs(task);
 	ev->pc = BPF_CORE_READ(user, ip);
 	ev->sp = BPF_CORE_READ(user, sp);
 	/* Kernel text is in the upper half: below it, the sample interrupted user code. */

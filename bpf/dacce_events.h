@@ -157,7 +157,8 @@ struct dacce_ev_exec {
 	char filename[DACCE_BPF_PATH_MAX];
 };
 
-#define DACCE_SAMPLE_USER 0x1 /* the sample interrupted user mode (else a syscall/kernel) */
+#define DACCE_SAMPLE_USER 0x1  /* the sample interrupted user mode (else a syscall/kernel) */
+#define DACCE_SAMPLE_STACK 0x2 /* the record is a struct dacce_ev_sample_stack */
 
 struct dacce_ev_sample {
 	struct dacce_ev_header h;
@@ -165,6 +166,51 @@ struct dacce_ev_sample {
 	__u32 flags;
 	__u32 pad;
 	struct dacce_ev_context ctx;
+};
+
+/*
+ * Stack copies for validation (`dacce launch --validate`): whole pages from
+ * the one holding the user sp, so that a read never crosses into a page the
+ * copy does not want.  17 pages hold 64 KiB above any sp.
+ */
+#define DACCE_BPF_STACK_PAGE 4096
+#define DACCE_BPF_STACK_PAGES_MAX 17
+#define DACCE_BPF_STACK_MAX (64u << 10) /* bytes above sp the user may ask for */
+
+/* User registers, in DWARF's x86-64 numbering (user/unwind.h's enum dacce_unwind_reg). */
+#define DACCE_BPF_NREGS 17
+
+#define DACCE_STACK_SHORT 0x1 /* a page could not be read: the copy ends before what was asked */
+#define DACCE_STACK_TAIL_TRUNCATED 0x2 /* more tail records than copied: innermost ones kept */
+
+/*
+ * Tail records copied per sample (runtime/tls.h's struct dacce_rt_tail_record,
+ * 40 bytes): a frame that made a tail call has its return address replaced
+ * by the runtime's return stub, and the record keeps the real one.
+ */
+#define DACCE_BPF_TAIL_RECORDS 64
+#define DACCE_BPF_TAIL_RECORD_SIZE 40
+
+struct dacce_ev_tail {
+	__u64 frame;	 /* address of the return-address slot */
+	__u64 return_to; /* the return address the slot held before */
+};
+
+/*
+ * A sample with the user registers and the top of the user stack: a
+ * DACCE_EV_SAMPLE record whose sample.flags has DACCE_SAMPLE_STACK, sent
+ * only as long as its stack_len needs (stack[] is cut short).
+ */
+struct dacce_ev_sample_stack {
+	struct dacce_ev_sample sample;
+	__u64 regs[DACCE_BPF_NREGS];
+	__u64 stack_start; /* run-time address of stack[0]: the start of sp's page */
+	__u32 stack_len;   /* bytes in stack[] */
+	__u32 stack_flags; /* DACCE_STACK_* */
+	__u32 n_tail;	   /* records in tail[], innermost last */
+	__u32 pad;
+	struct dacce_ev_tail tail[DACCE_BPF_TAIL_RECORDS];
+	__u8 stack[DACCE_BPF_STACK_PAGES_MAX * DACCE_BPF_STACK_PAGE];
 };
 
 /* Per-process state in the procs map (key: tgid). */

@@ -1734,7 +1734,11 @@ static int build_tail_stub(void)
 		return err;
 	x86_init(&b, write, DACCE_TAIL_STUB_MAX, exec);
 	rt.tail_stub = dacce_tail_emit_return_stub(&b, rt.tpoff);
-	return rt.tail_stub ? 0 : -ENOSPC;
+	if (!rt.tail_stub)
+		return -ENOSPC;
+	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
+	DACCE_PROBE(code_entry, rt.tail_stub, DACCE_NONE, 0);
+	return 0;
 }
 
 int dacce_rt_start(uintptr_t main_fn)

@@ -169,6 +169,37 @@ else
 	fail "dacce decode (sample '$row'): $(cat "$work/decoded")"
 fi
 
+# ------------------------------------------------------------------ validation against stack walks
+# validate_line FILE: "samples verified exact mismatched" of its "validate: samples=..." line.
+validate_line() {
+	sed -n 's/^validate: samples=\([0-9]*\) verified=\([0-9]*\) exact=\([0-9]*\) mismatched=\([0-9]*\).*/\1 \2 \3 \4/p' "$1"
+}
+"$dacce" launch -q --validate -o "$work/validate.db" -- "$work/workload" "$seconds" 0 --fork \
+	>/dev/null 2>"$work/validate.err"
+read -r vs vv ve vm <<<"$(validate_line "$work/validate.err")"
+# Nearly all of this workload's samples can be verified (not the runtime's start, say).
+if [ -n "$vs" ] && [ "$vm" = 0 ] && [ "$ve" = "$vv" ] && [ $((vv * 10)) -ge $((vs * 8)) ]; then
+	pass "--validate: every verified context is the stack walk's ($vv of $vs samples verified)"
+else
+	fail "--validate: $(grep '^validate' "$work/validate.err" | head -n 20)"
+fi
+# Contexts made wrong (recursion one level short) must come out as mismatches, the rest exact.
+cp "$work/validate.db" "$work/corrupt.db"
+corrupted=$(/usr/bin/python3 "$here/e2e/corrupt-context.py" "$work/corrupt.db")
+"$dacce" report --validate=1 -i "$work/corrupt.db" >"$work/corrupt.out" 2>&1
+status=$?
+read -r cs cv ce cm <<<"$(validate_line "$work/corrupt.out")"
+if [ "$status" = 1 ] && [ "${corrupted:-0}" -gt 0 ] && [ "${cm:-0}" -gt 0 ] &&
+	[ "$cm" -le "$corrupted" ] && [ $((ce + cm)) = "$cv" ] && [ "$cv" = "$vv" ] &&
+	grep -q 'first difference' "$work/corrupt.out"; then
+	pass "--validate: $cm of $corrupted corrupted contexts reported as mismatches"
+else
+	fail "--validate on corrupted contexts ($corrupted changed, status $status): $(grep '^validate: samples' "$work/corrupt.out")"
+fi
+expect_error "validation of a capture without stack copies" 1 "no stack copies" \
+	"$dacce" report --validate -i "$db"
+expect_error "bad stack size" 2 "bad stack size" "$dacce" launch --validate --stack-size 1M -- /bin/true
+
 # ------------------------------------------------------------------ real programs
 real_program() { # NAME NAMES_WANTED('|'-separated, may be empty) MIN_FRAMES CMD...
 	local name=$1 want=$2 min_frames=$3 status out

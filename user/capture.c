@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ enum statement {
 	ST_THREAD_ROOT,
 	ST_THREAD_EXIT,
 	ST_SAMPLE,
+	ST_STACK,
 	ST_COUNT,
 };
 
@@ -71,6 +73,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_SAMPLE] = "INSERT INTO samples (proc, tid, time_ns, cpu, pc, sp, flags, epoch, id, "
 		      "reset_id, depth, ctx_flags, entries) "
 		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	[ST_STACK] = "INSERT INTO stacks (sample, regs, stack_start, stack, tail, flags) "
+		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 };
 
 struct dacce_capture {
@@ -493,6 +497,46 @@ static int on_sample(struct dacce_capture *cap, const struct dacce_ev_sample *ev
 	return run(cap, ST_SAMPLE);
 }
 
+/*
+ * The registers and stack copy of the sample just written, keyed by its row.
+ * Only the bytes from sp up are kept: below sp is no frame's.
+ */
+static int on_stack(struct dacce_capture *cap, const struct dacce_ev_sample_stack *ev,
+		    size_t size)
+{
+	sqlite3_stmt *stmt = cap->st[ST_STACK];
+	size_t have = size - offsetof(struct dacce_ev_sample_stack, stack);
+	uint64_t skip = ev->sample.sp - ev->stack_start;
+	size_t len = ev->stack_len < have ? ev->stack_len : have;
+
+	if (ev->sample.sp < ev->stack_start || skip > len || ev->n_tail > DACCE_BPF_TAIL_RECORDS) {
+		cap->stats.bad_records++;
+		return 0;
+	}
+	sqlite3_bind_int64(stmt, 1, sqlite3_last_insert_rowid(cap->store->db));
+	sqlite3_bind_blob(stmt, 2, ev->regs, sizeof(ev->regs), SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 3, (int64_t)ev->sample.sp);
+	sqlite3_bind_blob(stmt, 4, ev->stack + skip, (int)(len - skip), SQLITE_STATIC);
+	sqlite3_bind_blob(stmt, 5, ev->tail, (int)(ev->n_tail * sizeof(ev->tail[0])), SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 6, ev->stack_flags);
+	cap->stats.stacks++;
+	return run(cap, ST_STACK);
+}
+
+static int on_any_sample(struct dacce_capture *cap, const struct dacce_ev_sample *ev,
+			 size_t size)
+{
+	int err = on_sample(cap, ev);
+
+	if (err || !(ev->flags & DACCE_SAMPLE_STACK))
+		return err;
+	if (size < offsetof(struct dacce_ev_sample_stack, stack)) {
+		cap->stats.bad_records++;
+		return 0;
+	}
+	return on_stack(cap, (const struct dacce_ev_sample_stack *)ev, size);
+}
+
 /* The record's declared type and its minimum size. */
 static size_t record_size(uint32_t type)
 {
@@ -542,7 +586,7 @@ int dacce_capture_record(struct dacce_capture *cap, const void *data, size_t siz
 	case DACCE_EV_FORK: return on_fork(cap, data);
 	case DACCE_EV_EXIT: return on_thread_exit(cap, data);
 	case DACCE_EV_EXEC: return on_exec(cap, data);
-	case DACCE_EV_SAMPLE: return on_sample(cap, data);
+	case DACCE_EV_SAMPLE: return on_any_sample(cap, data, size);
 	default: return 0;
 	}
 }

@@ -16,7 +16,7 @@
 struct dacce_capture;
 
 struct dacce_capture_stats {
-	uint64_t samples, samples_without_context, records, bad_records;
+	uint64_t samples, samples_without_context, stacks, records, bad_records;
 	uint64_t processes, threads, edges, epochs, dicts_missing;
 };
 

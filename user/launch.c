@@ -28,18 +28,22 @@
 #include "dacce_events.h"
 #include "launch_util.h"
 #include "pmu.h"
+#include "model.h"
 #include "policy.h"
 #include "store.h"
+#include "validate.h"
 
 #define DEFAULT_FREQ 997 /* prime: does not beat with periodic work */
 #define FLUSH_NS (250ull * 1000 * 1000)
+#define DEFAULT_STACK_BYTES (32u << 10) /* as much as `perf --call-graph dwarf` allows */
 
 struct launch_opts {
 	const char *output;
 	const char *event;
 	uint64_t freq, period;
 	unsigned ringbuf_mb;
-	bool quiet, verbose, detach_on_interrupt;
+	uint32_t stack_bytes; /* user stack copied per sample (--validate); 0: none */
+	bool quiet, verbose, detach_on_interrupt, validate;
 	const char *runtime;
 	const char *epochs; /* "controller", "runtime" or "off" */
 	char **argv;
@@ -73,8 +77,33 @@ static void launch_usage(FILE *out)
 		"                        command, from its samples), runtime (its built-in\n"
 		"                        policy) or off\n"
 		"      --runtime PATH    libdacce.so to preload (default: next to dacce)\n"
-		"      --ringbuf-mb N    ring buffer size (default 64)\n",
-		DEFAULT_FREQ);
+		"      --ringbuf-mb N    ring buffer size (default 64)\n"
+		"      --validate        also copy each sample's registers and user stack, and at\n"
+		"                        the end compare every decoded context with the stack\n"
+		"                        unwound from the copy (see docs/validation.md)\n"
+		"      --stack-size N    bytes of stack copied above sp with --validate (default\n"
+		"                        %u, at most %u; suffixes k, K: KiB)\n",
+		DEFAULT_FREQ, DEFAULT_STACK_BYTES, DACCE_BPF_STACK_MAX);
+}
+
+/* "32768", "32k" or "32K": bytes, 1..DACCE_BPF_STACK_MAX. */
+static int parse_size(const char *s, uint32_t *out)
+{
+	char digits[32];
+	size_t len = strlen(s);
+	uint64_t v, unit = 1;
+
+	if (len == 0 || len >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, len + 1);
+	if (digits[len - 1] == 'k' || digits[len - 1] == 'K') {
+		digits[len - 1] = 0;
+		unit = 1024;
+	}
+	if (dacce_parse_u64(digits, 1, DACCE_BPF_STACK_MAX, &v) || v * unit > DACCE_BPF_STACK_MAX)
+		return -EINVAL;
+	*out = (uint32_t)(v * unit);
+	return 0;
 }
 
 static int parse(int argc, char **argv, struct launch_opts *o)
@@ -91,6 +120,8 @@ static int parse(int argc, char **argv, struct launch_opts *o)
 		{ "ringbuf-mb", required_argument, NULL, 'B' },
 		{ "detach-on-interrupt", no_argument, NULL, 'D' },
 		{ "epochs", required_argument, NULL, 'E' },
+		{ "validate", no_argument, NULL, 'V' },
+		{ "stack-size", required_argument, NULL, 'S' },
 		{ 0 },
 	};
 	int c;
@@ -129,6 +160,14 @@ static int parse(int argc, char **argv, struct launch_opts *o)
 			break;
 		}
 		case 'D': o->detach_on_interrupt = true; break;
+		case 'V': o->validate = true; break;
+		case 'S':
+			if (parse_size(optarg, &o->stack_bytes)) {
+				dacce_err("bad stack size '%s': want 1..%u bytes (or 1k..64k)", optarg,
+					  DACCE_BPF_STACK_MAX);
+				return -EINVAL;
+			}
+			break;
 		case 'E':
 			if (strcmp(optarg, "controller") && strcmp(optarg, "runtime") &&
 			    strcmp(optarg, "off")) {
@@ -146,6 +185,10 @@ static int parse(int argc, char **argv, struct launch_opts *o)
 		return -EINVAL;
 	}
 	o->argv = argv + optind;
+	if (o->validate && !o->stack_bytes)
+		o->stack_bytes = DEFAULT_STACK_BYTES;
+	if (!o->validate)
+		o->stack_bytes = 0;
 	return 0;
 }
 
@@ -221,6 +264,11 @@ static int load_bpf(struct session *s, const struct launch_opts *o)
 		return -errno;
 	}
 	err = bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	if (!err && o->stack_bytes) {
+		s->skel->rodata->stack_bytes = o->stack_bytes;
+		err = bpf_map__set_max_entries(s->skel->maps.stack_scratch,
+					       (uint32_t)libbpf_num_possible_cpus());
+	}
 	if (!err)
 		err = dacce_bpf__load(s->skel);
 	if (err) {
@@ -429,6 +477,28 @@ static void store_counters(struct session *s)
 	}
 }
 
+/* Validates what was captured (--validate); prints the result. */
+static int validate_capture(struct session *s, const struct launch_opts *o)
+{
+	struct dacce_validate_options opts = { .show_mismatches = 10 };
+	struct dacce_validate_result result;
+	struct dacce_model model = { 0 };
+	char why[512];
+	int err;
+
+	err = dacce_model_load(s->store, &model, why, sizeof(why));
+	if (!err)
+		err = dacce_validate(&model, &opts, stderr, &result, why, sizeof(why));
+	dacce_model_fini(&model);
+	if (err) {
+		dacce_err("%s", why);
+		return err;
+	}
+	dacce_validate_print(stderr, &result);
+	(void)o;
+	return 0;
+}
+
 static void on_done(void *policy, uint32_t pid, int result, uint64_t epoch)
 {
 	dacce_policy_done(policy, pid, result, epoch);
@@ -568,6 +638,8 @@ int dacce_cmd_launch(int argc, char **argv)
 		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	child = -1;
+	if (o.validate && validate_capture(&s, &o))
+		exit_code = exit_code ? exit_code : 1;
 out:
 	if (go[1] >= 0)
 		close(go[1]);

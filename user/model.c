@@ -637,6 +637,13 @@ static uint32_t function_at(const struct dacce_model_proc *proc,
 	return n;
 }
 
+uint32_t dacce_model_function_at(const struct dacce_model_proc *proc, uint64_t pc)
+{
+	const struct dacce_model_module *m = dacce_model_module_at(proc, pc);
+
+	return m ? function_at(proc, m, pc) : DACCE_NONE;
+}
+
 /*
  * Outside instrumented code, a context ends in the boundary call on top of
  * the ccStack (calls out are always pushed: id is then maxID + 1).
@@ -665,7 +672,8 @@ static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64
 	*outside = false;
 	if (in_code_cache(proc, pc)) {
 		/* At a site's code entry the thread is still in the site's function. */
-		if (dacce_hashmap_get(&proc->entries, pc, &caller) == 0) {
+		if (dacce_hashmap_get(&proc->entries, pc, &caller) == 0 &&
+		    caller < proc->graph->n_nodes) { /* not the tail-call return stub */
 			*node = caller;
 			return DACCE_RESOLVED;
 		}

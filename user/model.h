@@ -87,6 +87,8 @@ const struct dacce_model_module *dacce_model_module_at(const struct dacce_model_
 /* The module of a graph node, or NULL. */
 const struct dacce_model_module *dacce_model_node_module(const struct dacce_model_proc *proc,
 							 uint32_t node);
+/* The decoded function of the program (a node with a size) holding pc, or DACCE_NONE. */
+uint32_t dacce_model_function_at(const struct dacce_model_proc *proc, uint64_t pc);
 /* The dictionary of an epoch of proc, or NULL. */
 const struct dacce_dict *dacce_model_dict(struct dacce_model_proc *proc, uint64_t epoch);
 

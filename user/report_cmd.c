@@ -18,6 +18,7 @@
 #include "profile_build.h"
 #include "report.h"
 #include "store.h"
+#include "validate.h"
 
 struct report_opts {
 	const char *input, *output;
@@ -25,6 +26,8 @@ struct report_opts {
 	struct dacce_report_options report;
 	struct dacce_profile_filter filter;
 	bool header_only, no_header;
+	bool validate;
+	uint32_t show_mismatches;
 };
 
 static void report_usage(FILE *out)
@@ -44,7 +47,11 @@ static void report_usage(FILE *out)
 		"      --stats           only the capture's summary: samples, epochs\n"
 		"      --unresolved[=N]  first list (up to N, default 100) samples without an exact\n"
 		"                        context, with why and the raw context\n"
-		"      --no-header       top: no summary before the contexts\n",
+		"      --no-header       top: no summary before the contexts\n"
+		"      --validate[=N]    instead of a report, compare each sample's decoded context\n"
+		"                        with its stack copy unwound (a capture made with dacce\n"
+		"                        launch --validate); show up to N mismatches (default 10);\n"
+		"                        exit status 1 when any context is wrong\n",
 		DACCE_REPORT_DEFAULT_K);
 }
 
@@ -63,6 +70,7 @@ static int parse_report(int argc, char **argv, struct report_opts *o)
 		{ "stats", no_argument, NULL, 'S' },
 		{ "no-header", no_argument, NULL, 'H' },
 		{ "unresolved", optional_argument, NULL, 'U' },
+		{ "validate", optional_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -133,6 +141,16 @@ static int parse_report(int argc, char **argv, struct report_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'V':
+			o->validate = true;
+			o->show_mismatches = 10;
+			if (optarg && dacce_parse_u64(optarg, 0, UINT32_MAX, &v)) {
+				dacce_err("bad count '%s'", optarg);
+				return -EINVAL;
+			}
+			if (optarg)
+				o->show_mismatches = (uint32_t)v;
+			break;
 		case 'h': report_usage(stdout); return 1;
 		default: report_usage(stderr); return -EINVAL;
 		}
@@ -198,6 +216,22 @@ static void print_header(FILE *out, struct dacce_store *store, const struct dacc
 	free(command);
 }
 
+/* `dacce report --validate`: 0 when no context was wrong, 1 otherwise. */
+static int validate(const struct report_opts *o, struct dacce_model *model)
+{
+	struct dacce_validate_options opts = { .pid = o->filter.pid, .tid = o->filter.tid,
+					       .show_mismatches = o->show_mismatches };
+	struct dacce_validate_result result;
+	char why[512];
+
+	if (dacce_validate(model, &opts, stdout, &result, why, sizeof(why))) {
+		dacce_err("%s", why);
+		return 1;
+	}
+	dacce_validate_print(stdout, &result);
+	return result.mismatched ? 1 : 0;
+}
+
 int dacce_cmd_report(int argc, char **argv)
 {
 	struct dacce_profile_builder *builder = NULL;
@@ -214,6 +248,13 @@ int dacce_cmd_report(int argc, char **argv)
 	if (dacce_store_open(o.input, &store, why, sizeof(why))) {
 		dacce_err("%s", why);
 		return 1;
+	}
+	if (o.validate) {
+		if (dacce_model_load(store, &model, why, sizeof(why)))
+			dacce_err("%s", why);
+		else
+			status = validate(&o, &model);
+		goto out;
 	}
 	if (dacce_model_load(store, &model, why, sizeof(why)) ||
 	    dacce_profile_build(&model, &o.filter, &builder, why, sizeof(why))) {

@@ -14,7 +14,7 @@
 
 #include <sqlite3.h>
 
-#define DACCE_STORE_SCHEMA_VERSION 1
+#define DACCE_STORE_SCHEMA_VERSION 2
 
 struct dacce_store {
 	sqlite3 *db;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Cross-validation on the integration corpus: each program of tests/programs, as
+# tests/run-programs.sh built it, runs under `dacce launch --validate` sampling fast; every
+# sample whose decoded context and unwound stack are both complete must agree
+# (mismatched=0, exact = verified).  Needs root (BPF), as tests/e2e.sh.
+# Ends with "validate-programs: N passed, M failed".
+#
+# Usage: validate-programs.sh DACCE BUILD_DIR [VARIANT...]   (default variants: O2 O0)
+# VALIDATE_SHOW=1 prints each program's validate lines.
+set -u
+dacce=$1
+build=$2
+shift 2
+variants=("$@")
+[ ${#variants[@]} -eq 0 ] && variants=(O2 O0)
+out=$(cd "$build" && pwd)/programs
+work=$(mktemp -d /tmp/dacce-validate.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+samples=0
+verified=0
+exact=0
+if [ "$(id -u)" != 0 ]; then
+	echo "validate-programs: needs root for BPF (run as root, as CI does)"
+	echo "validate-programs: 0 passed, 1 failed"
+	exit 1
+fi
+for f in tests/programs/*.c tests/programs/*.cpp; do
+	case $f in *.lib.c) continue ;; esac
+	prog=$(basename "${f%.*}")
+	for variant in "${variants[@]}"; do
+		bin=$out/$prog-$variant
+		if [ ! -x "$bin" ]; then
+			echo "FAIL $prog-$variant: not built (run tests/run-programs.sh first)"
+			failed=$((failed + 1))
+			continue
+		fi
+		# 20 kHz: the programs run for tenths of a second.  The controller's epochs stay on.
+		(cd "$(dirname "$bin")" && timeout -k 10 300 env DACCE_LOG= "$dacce" launch -q --validate \
+			-F 20011 -o "$work/$prog-$variant.db" -- "$bin") >"$work/out" 2>&1
+		line=$(grep '^validate: samples=' "$work/out")
+		if [ -z "$line" ]; then
+			echo "FAIL $prog-$variant: no validation ($(grep -v '^validate' "$work/out" | tail -n 2 | tr '\n' ' '))"
+			failed=$((failed + 1))
+			continue
+		fi
+		[ -n "${VALIDATE_SHOW:-}" ] && grep '^validate' "$work/out" | sed "s/^/$prog-$variant: /"
+		read -r s v e m <<<"$(sed -n 's/.*samples=\([0-9]*\) verified=\([0-9]*\) exact=\([0-9]*\) mismatched=\([0-9]*\).*/\1 \2 \3 \4/p' <<<"$line")"
+		samples=$((samples + s))
+		verified=$((verified + v))
+		exact=$((exact + e))
+		if [ "$m" = 0 ] && [ "$e" = "$v" ]; then
+			passed=$((passed + 1))
+		else
+			echo "FAIL $prog-$variant: $line"
+			sed -n '/^validate: mismatch/,$p' "$work/out" | head -n 60
+			failed=$((failed + 1))
+		fi
+	done
+done
+echo "validate-programs: corpus: samples=$samples verified=$verified exact=$exact"
+# A corpus that verified nothing proved nothing.
+if [ "$verified" -lt 1000 ]; then
+	echo "FAIL: only $verified samples verified over the corpus"
+	failed=$((failed + 1))
+fi
+echo "validate-programs: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
