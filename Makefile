@@ -131,7 +131,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core demo bench check check-programs check-real check-e2e check-pprof vm-check e2e-programs unit \
+.PHONY: all core demo bench check check-programs check-real check-validate check-e2e check-pprof vm-check e2e-programs unit \
 	simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -243,6 +243,10 @@ check-programs: $(RT_LIB)
 check-real: $(RT_LIB) $(SIMULATE)
 	$(Q)tests/run-real.sh $(BUILD) $(abspath $(RT_LIB))
 
+# The integration programs (as check-programs built them) under dacce launch --validate.
+check-validate: $(RT_LIB) $(DACCE_BIN)
+	$(Q)tests/validate-programs.sh $(abspath $(DACCE_BIN)) $(BUILD)
+
 # The main job: programs run under the runtime and report their exact contexts.
 demo: $(RT_LIB) $(DACCE_BIN)
 	$(Q)tests/demo.sh $(BUILD) $(abspath $(RT_LIB))
@@ -258,9 +262,11 @@ simulate: $(SIMULATE)
 bench-core: $(BENCH_CORE)
 	$(Q)$(BENCH_CORE)
 
-# Real workloads natively and under the runtime, in one run (prints ratios, never fails on them).
-bench: $(RT_LIB) bench-core
+# Real workloads natively, under the runtime, under dacce launch and under perf record, in one
+# run (prints ratios, precision and plots, never fails on them; docs/benchmarks.md).
+bench: $(RT_LIB) $(DACCE_BIN) bench-core
 	$(Q)tests/bench-real.sh $(BUILD) $(abspath $(RT_LIB))
+	$(Q)tests/bench-launch.sh $(BUILD)
 
 # libFuzzer needs clang; the corpus lives in the build tree.
 $(FUZZ_DICT): tests/fuzz_dict.c $(CORE_SRCS)
@@ -280,7 +286,8 @@ DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libbpf-dev bpftool systemtap-sdt-dev libsqlite3-dev libpfm4-dev \
 	libprotobuf-c-dev protobuf-c-compiler golang-go \
 	qemu-system-x86 busybox-static cpio \
-	python3 perl lua5.4 bzip2 gzip xz-utils zstd sqlite3 tar time git
+	python3 perl lua5.4 bzip2 gzip xz-utils zstd sqlite3 tar time git \
+	linux-perf gnuplot-nox ninja-build
 
 deps:
 	$(Q)if command -v apt-get >/dev/null; then \

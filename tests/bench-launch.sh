@@ -279,6 +279,42 @@ done
 echo "(ops/s, calls/s: n/a, the capture holds no count of executed calls or ccStack operations;"
 echo " see docs/benchmarks.md)"
 
+# ---------------------------------------------------------------- precision (dacce launch --validate)
+# One more run of each workload with stack copies: every exact context against the stack walk
+# (docs/validation.md).  Not timed: copying 32 KiB per sample costs what it costs.
+echo
+echo "== precision: dacce launch --validate, one run each (verified: the decoded context was exact"
+echo "   and the stack walk reached the outermost frame; exact %: of verified)"
+printf '%-12s %8s %8s %8s %10s %12s %8s  %s\n' workload samples verified exact mismatched unverifiable "exact %" \
+	"most unverifiable: why"
+declare -A prec_total
+for ((w = 0; w < nw; w++)); do
+	IFS='|' read -r name cmdline outfile _ <<<"${workloads[$w]}"
+	cmd=()
+	eval "cmd=($cmdline)"
+	rm -f "$tmp/val.db" "$tmp/val.db.old" "$outfile"
+	timeout -k 5 600 "$dacce" launch -q --validate -o "$tmp/val.db" -- "${cmd[@]}" </dev/null \
+		>/dev/null 2>"$tmp/val.err"
+	line=$(grep '^validate: samples=' "$tmp/val.err")
+	if [ -z "$line" ]; then
+		printf '%-12s (no validation: %s)\n' "$name" "$(grep -v '^validate' "$tmp/val.err" | tail -n 1)"
+		continue
+	fi
+	read -r vs vv ve vm vu <<<"$(sed -n 's/.*samples=\([0-9]*\) verified=\([0-9]*\) exact=\([0-9]*\) mismatched=\([0-9]*\) unverifiable=\([0-9]*\).*/\1 \2 \3 \4 \5/p' <<<"$line")"
+	why=$(sed -n 's/^validate: unverifiable: //p' "$tmp/val.err" | tr ',' '\n' |
+		sed 's/^ *//' | sort -n -r | head -n 1)
+	printf '%-12s %8s %8s %8s %10s %12s %8s  %s\n' "$name" "$vs" "$vv" "$ve" "$vm" "$vu" \
+		"$(awk -v e="$ve" -v v="$vv" 'BEGIN { if (v > 0) printf "%.2f", 100 * e / v; else print "-" }')" "${why:--}"
+	for k in vs vv ve vm vu; do prec_total[$k]=$((${prec_total[$k]:-0} + ${!k})); done
+	if [ "$vm" != 0 ]; then
+		problems+=("$name under dacce launch --validate: $vm mismatched contexts:")
+		while IFS= read -r l; do problems+=("    $l"); done < <(sed -n '/^validate: mismatch/,/^validate: samples/p' "$tmp/val.err" | head -n 40)
+	fi
+done
+printf '%-12s %8s %8s %8s %10s %12s %8s\n' all "${prec_total[vs]:-0}" "${prec_total[vv]:-0}" \
+	"${prec_total[ve]:-0}" "${prec_total[vm]:-0}" "${prec_total[vu]:-0}" \
+	"$(awk -v e="${prec_total[ve]:-0}" -v v="${prec_total[vv]:-0}" 'BEGIN { if (v > 0) printf "%.2f", 100 * e / v; else print "-" }')"
+
 # ---------------------------------------------------------------- plots and raw numbers
 {
 	printf 'workload\tmode\tstatus\twall_s\trun_s\n'

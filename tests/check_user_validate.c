@@ -95,6 +95,7 @@ static void decoded(bool leaf_outside, const int *pairs)
 
 #define OUT (-1)
 #define RET (-2) /* the next value is a function the return address lands in itself */
+#define IN (-3)	 /* the next two: a function and the site whose code a signal interrupted */
 
 /* A stack walk: AT f, then (function, site) of each return, OUT for outside frames; -9 ends. */
 static void walked(const int64_t *v)
@@ -106,6 +107,11 @@ static void walked(const int64_t *v)
 		if (v[i] == OUT) {
 			f.kind = DACCE_VF_OUTSIDE;
 			i++;
+		} else if (v[i] == IN) {
+			f.kind = DACCE_VF_IN_SITE;
+			f.node = fx.node[v[i + 1]];
+			f.site = (uint64_t)v[i + 2];
+			i += 3;
 		} else if (v[i] == RET) {
 			f.kind = DACCE_VF_RETURN_INTO;
 			f.node = fx.node[v[i + 1]];
@@ -203,6 +209,20 @@ START_TEST(test_signals_and_threads)
 	decoded(false, (const int[]){ HANDLER, E_SIGNAL, A, E_MAIN_A, MAIN, E_ROOT, -1 });
 	walked((const int64_t[]){ HANDLER, OUT, A, MAIN, 0x10, OUT, -9 });
 	ck_assert(matches(&diff));
+	/* Interrupted inside the code of a's call at 0x20: the call is under way. */
+	walked((const int64_t[]){ HANDLER, OUT, IN, A, 0x20, MAIN, 0x10, -9 });
+	ck_assert(matches(&diff));
+	decoded(false, (const int[]){ HANDLER, E_SIGNAL, B, E_A_B, A, E_MAIN_A, MAIN, E_ROOT, -1 });
+	walked((const int64_t[]){ HANDLER, OUT, IN, A, 0x20, MAIN, 0x10, -9 });
+	ck_assert(!matches(&diff)); /* b entered: a walk in a's site code has no b frame */
+	decoded(false, (const int[]){ HANDLER, E_SIGNAL, LIBC, E_B_LIBC, B, E_A_B, A, E_MAIN_A,
+				      MAIN, E_ROOT, -1 });
+	walked((const int64_t[]){ HANDLER, OUT, IN, B, 0x40, A, 0x20, MAIN, 0x10, -9 });
+	ck_assert(matches(&diff)); /* the call out pushed, not yet made */
+	walked((const int64_t[]){ HANDLER, OUT, IN, B, 0x48, A, 0x20, MAIN, 0x10, -9 });
+	ck_assert(!matches(&diff)); /* another site's code */
+	ck_assert_uint_eq(diff, 2);
+	decoded(false, (const int[]){ HANDLER, E_SIGNAL, A, E_MAIN_A, MAIN, E_ROOT, -1 });
 	/* Interrupted in b instead: not this context. */
 	walked((const int64_t[]){ HANDLER, OUT, B, MAIN, 0x10, -9 });
 	ck_assert(!matches(&diff));

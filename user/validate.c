@@ -96,6 +96,9 @@ static bool same_frame(const struct dacce_vframe *p, const struct dacce_vframe *
 {
 	if (p->kind == DACCE_VF_RETURN_INTO)
 		return l->kind == DACCE_VF_CALL && l->node == p->node;
+	if (p->kind == DACCE_VF_IN_SITE)
+		return l->node == p->node &&
+		       (l->kind == DACCE_VF_AT || (l->kind == DACCE_VF_CALL && l->site == p->site));
 	if (p->kind != l->kind)
 		return false;
 	switch (p->kind) {

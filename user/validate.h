@@ -13,6 +13,11 @@
  *   RETURN_INTO f (physical only) a return address into f itself, not into
  *                 the code generated for one of its sites: it matches
  *                 CALL f with any site
+ *   IN_SITE f s   (physical only) a signal interrupted f inside the code
+ *                 generated for its site s, which stands for the call
+ *                 instruction: the call is under way or finishing, and the
+ *                 context may or may not have taken it yet, so it matches
+ *                 AT f and CALL f s
  *   OUTSIDE       one or more frames of code outside the program (libraries,
  *                 the runtime, a signal frame)
  * Physically, a return address in the runtime's generated code stands for
@@ -38,12 +43,13 @@ enum dacce_vframe_kind {
 	DACCE_VF_AT,
 	DACCE_VF_CALL,
 	DACCE_VF_RETURN_INTO,
+	DACCE_VF_IN_SITE,
 };
 
 struct dacce_vframe {
 	uint8_t kind;	  /* enum dacce_vframe_kind */
 	uint32_t node;	  /* AT, CALL, RETURN_INTO: the program function */
-	uint64_t site;	  /* CALL: the call site, link-time offset in node's module */
+	uint64_t site;	  /* CALL, IN_SITE: the call site, link-time offset in node's module */
 	uint64_t address; /* physical frames: the pc or return address (for printing) */
 };
 

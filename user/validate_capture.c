@@ -275,9 +275,13 @@ static int physical_frames(const struct image *im, const struct dacce_unwind_fra
 		const struct site_code *code = site_code_at(im, lookup);
 		struct dacce_vframe f = { .kind = DACCE_VF_OUTSIDE, .address = pc };
 
-		if (code && frames[i].exact) {
-			f.kind = DACCE_VF_AT; /* at (or in) a site's code: still in its function */
+		if (code && frames[i].exact && (i == 0 || pc == code->start)) {
+			f.kind = DACCE_VF_AT; /* at a site's code: still in its function */
 			f.node = code->caller;
+		} else if (code && frames[i].exact) {
+			f.kind = DACCE_VF_IN_SITE; /* interrupted by a signal in the middle of it */
+			f.node = code->caller;
+			f.site = code->site;
 		} else if (code) {
 			f.kind = DACCE_VF_CALL;
 			f.node = code->caller;
@@ -327,6 +331,10 @@ static void vframe_text(struct validator *v, const struct dacce_vframe *f, bool 
 	case DACCE_VF_AT: snprintf(buf, len, "%s%s", address, name); break;
 	case DACCE_VF_CALL:
 		snprintf(buf, len, "%s%s (call at 0x%" PRIx64 ")", address, name, f->site);
+		break;
+	case DACCE_VF_IN_SITE:
+		snprintf(buf, len, "%s%s (interrupted in the call at 0x%" PRIx64 ")", address, name,
+			 f->site);
 		break;
 	default: snprintf(buf, len, "%s%s (returns into it)", address, name); break;
 	}
