@@ -16,8 +16,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* The runtime's TLS layout this program reads (runtime/tls.h, DACCE_TLS_LAYOUT_VERSION 2). */
-#define TLS_LAYOUT_VERSION 2
+/* The runtime's TLS layout this program reads (runtime/tls.h, DACCE_TLS_LAYOUT_VERSION 3). */
+#define TLS_LAYOUT_VERSION 3
 struct dacce_tls_block {
 	__u64 id;
 	__u64 cc_top;
@@ -27,6 +27,9 @@ struct dacce_tls_block {
 	__u64 epoch;
 	__u64 runtime_depth;
 	__u64 reset_id;
+	__u64 calls;
+	__u64 pushes;
+	__u64 sigreturn_sp;
 };
 #define CC_ENTRY_SIZE 16
 
@@ -103,8 +106,13 @@ static void *reserve(__u64 size, enum dacce_event_type type)
 
 #define RESERVE(type_struct, type) ((struct type_struct *)reserve(sizeof(struct type_struct), type))
 
-/* Reads task's context block; the innermost ccStack entries, outermost of them first. */
-static void read_context(struct task_struct *task, __s64 tpoff, struct dacce_ev_context *out)
+/*
+ * Reads task's context block; the innermost ccStack entries, outermost of them
+ * first.  sp: the thread's user sp at a sample (0 otherwise), to tell a thread
+ * in libc's signal restorer after a runtime handler (runtime/tls.h).
+ */
+static void read_context(struct task_struct *task, __s64 tpoff, __u64 sp,
+			 struct dacce_ev_context *out)
 {
 	struct dacce_tls_block tls;
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase);
@@ -120,9 +128,13 @@ static void read_context(struct task_struct *task, __s64 tpoff, struct dacce_ev_
 	out->epoch = tls.epoch;
 	out->id = tls.id;
 	out->reset_id = tls.reset_id;
+	out->calls = tls.calls;
+	out->pushes = tls.pushes;
 	out->flags = DACCE_CTX_VALID;
 	if (tls.runtime_depth)
 		out->flags |= DACCE_CTX_IN_RUNTIME;
+	if (sp && tls.sigreturn_sp == sp)
+		out->flags |= DACCE_CTX_SIGRETURN;
 	if (!tls.cc_base || tls.cc_top < tls.cc_base) {
 		out->flags |= DACCE_CTX_NO_STACK;
 		return;
@@ -363,7 +375,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	ev->ctx.depth = 0;
 	ev->ctx.n_entries = 0;
 	if (proc->flags & DACCE_PROC_RUNTIME)
-		read_context(bpf_get_current_task_btf(), proc->tls_tpoff, &ev->ctx);
+		read_context(bpf_get_current_task_btf(), proc->tls_tpoff, 0, &ev->ctx);
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
 }
@@ -498,7 +510,7 @@ static int sample_with_stack(struct dacce_proc *proc, struct task_struct *task,
 	ev->sample.ctx.depth = 0;
 	ev->sample.ctx.n_entries = 0;
 	if (proc->flags & DACCE_PROC_RUNTIME)
-		read_context(task, proc->tls_tpoff, &ev->sample.ctx);
+		read_context(task, proc->tls_tpoff, sp, &ev->sample.ctx);
 	page = sp & ~(__u64)(DACCE_BPF_STACK_PAGE - 1);
 	pages = ((sp - page) + stack_bytes + DACCE_BPF_STACK_PAGE - 1) / DACCE_BPF_STACK_PAGE;
 	ev->stack_start = page;
@@ -556,7 +568,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	ev->ctx.depth = 0;
 	ev->ctx.n_entries = 0;
 	if (proc->flags & DACCE_PROC_RUNTIME)
-		read_context(task, proc->tls_tpoff, &ev->ctx);
+		read_context(task, proc->tls_tpoff, ev->sp, &ev->ctx);
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
 }

@@ -50,6 +50,7 @@ struct dacce_ev_header {
 #define DACCE_CTX_NO_STACK 0x4	    /* the thread has no ccStack (not started, or outside) */
 #define DACCE_CTX_READ_FAILED 0x8   /* a read of user memory failed (page not present) */
 #define DACCE_CTX_IN_RUNTIME 0x10   /* runtime code was running on the thread */
+#define DACCE_CTX_SIGRETURN 0x20    /* in libc's signal restorer after a runtime handler */
 
 /* A thread's context as read from its TLS block (runtime/tls.h) by BPF. */
 struct dacce_ev_context {
@@ -60,6 +61,8 @@ struct dacce_ev_context {
 	__u32 n_entries; /* the innermost ones copied below, outermost first */
 	__u32 flags;	 /* DACCE_CTX_* */
 	__u32 pad;
+	__u64 calls;	 /* the thread's counts so far (runtime/tls.h; 0 unless DACCE_COUNT) */
+	__u64 pushes;
 	struct {
 		__u64 id;
 		__u32 edge;

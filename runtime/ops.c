@@ -92,6 +92,8 @@ static void emit_push_before(struct x86_buf *b, int32_t tpoff, const struct dacc
 {
 	x86_label empty = 0, other_edge = 0, saturated = 0, other_id = 0, done_bump = 0;
 
+	if (op->count)
+		x86_add_imm_to_fs(b, tpoff + (int32_t)DACCE_TLS_PUSHES, 1);
 	x86_spill_r11(b, R11_SPILL);
 	if (op->hits) {
 		/* Not atomic: a lost count among threads only blurs a frequency. */
@@ -149,6 +151,9 @@ static void emit_push_after(struct x86_buf *b, int32_t tpoff)
 
 void dacce_emit_before(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op)
 {
+	/* Flags are dead here: this code runs in place of a call or a jump out of the function. */
+	if (op->count)
+		x86_add_imm_to_fs(b, tpoff + (int32_t)DACCE_TLS_CALLS, 1);
 	switch (op->kind) {
 	case DACCE_RT_OP_NONE:
 		return;

@@ -32,6 +32,7 @@ struct dacce_rt_op {
 	bool compress;
 	uint64_t reset_id; /* maxID + 1 of the epoch (the code reads it from the TLS block) */
 	uint64_t *hits;	   /* PUSH: a counter the code bumps (NULL: none), for the policy */
+	bool count;	   /* bump the thread's call and push counts (DACCE_COUNT) */
 };
 
 /* The operation of edge in dict's epoch (later covers edges found since). */

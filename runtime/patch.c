@@ -14,6 +14,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "tls.h"
+
 #define INT3 0xcc
 
 /* The patch in progress, read by the SIGTRAP handler of any thread. */
@@ -62,17 +64,16 @@ static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
 	raise(SIGTRAP);
 }
 
-static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
+/* Returns false when the trap is not ours: the program's handler gets it. */
+static bool handle_sigtrap(siginfo_t *info, void *uc_void)
 {
 	ucontext_t *uc = uc_void;
 	greg_t *regs = uc->uc_mcontext.gregs;
 	uintptr_t trap_at = (uintptr_t)regs[REG_RIP] - 1;
 	int saved_errno = errno;
 
-	if (info->si_code != SI_KERNEL && info->si_code != TRAP_BRKPT) {
-		chain_to_previous(sig, info, uc_void);
-		return;
-	}
+	if (info->si_code != SI_KERNEL && info->si_code != TRAP_BRKPT)
+		return false;
 	/*
 	 * The byte first: once it is no longer an int3 the instruction is whole
 	 * again, so run it.  If it still is, any patch that put it there was
@@ -81,7 +82,7 @@ static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
 	if (*(volatile uint8_t *)trap_at != INT3) {
 		regs[REG_RIP] = (greg_t)trap_at;
 		errno = saved_errno;
-		return;
+		return true;
 	}
 	const struct dacce_patch *p = atomic_load_explicit(&pending, memory_order_acquire);
 
@@ -92,16 +93,28 @@ static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
 		}
 		regs[REG_RIP] = (greg_t)p->target;
 		errno = saved_errno;
-		return;
+		return true;
 	}
 	dacce_trap_hook hook = atomic_load_explicit(&trap_hook, memory_order_acquire);
 
 	if (hook && hook(uc_void, trap_at)) {
 		errno = saved_errno;
-		return;
+		return true;
 	}
 	errno = saved_errno;
-	chain_to_previous(sig, info, uc_void);
+	return false;
+}
+
+static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
+{
+	bool ours;
+
+	dacce_tls_handler_work_begin();
+	ours = handle_sigtrap(info, uc_void);
+	dacce_tls_handler_work_end();
+	if (!ours)
+		chain_to_previous(sig, info, uc_void);
+	dacce_tls_leaving_handler(uc_void);
 }
 
 void dacce_patch_chain_sigtrap(const struct sigaction *act, struct sigaction *old)

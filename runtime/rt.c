@@ -762,6 +762,7 @@ static int op_for_edge(uint32_t edge, struct dacce_rt_op *op)
 	if (!err && op->kind == DACCE_RT_OP_PUSH && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
 	    !(rt.graph->edges[edge].flags & DACCE_EDGE_PINNED))
 		op->hits = &rt.edge_hits[edge];
+	op->count = rt.counting;
 	return err;
 }
 
@@ -976,7 +977,7 @@ static int dispatch_new_target(uint32_t index, uintptr_t target, uintptr_t tramp
 }
 
 /* A thread met the int3 of a trapped site: send it where the instruction would go. */
-static int on_trap(void *uc_void, uintptr_t at)
+static int handle_trap(void *uc_void, uintptr_t at)
 {
 	ucontext_t *uc = uc_void;
 	const struct dacce_func *fragment;
@@ -1023,6 +1024,21 @@ static int on_trap(void *uc_void, uintptr_t at)
 	errno = saved_errno;
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)next;
 	return 1;
+}
+
+/*
+ * The SIGTRAP hook: runtime work (decoding, building code) on the trapping
+ * thread, which a sampler must see as such: its pc is in the runtime or the
+ * libraries it uses, and its context is being changed.
+ */
+static int on_trap(void *uc_void, uintptr_t at)
+{
+	int handled;
+
+	dacce_runtime_enter();
+	handled = handle_trap(uc_void, at);
+	dacce_runtime_leave();
+	return handled;
 }
 
 /* ------------------------------------------------------------------ re-encoding */
@@ -1745,10 +1761,12 @@ int dacce_rt_start(uintptr_t main_fn)
 {
 	struct dacce_encode_opts opts;
 	uint32_t main_edge;
-	const char *log = getenv("DACCE_LOG");
+	const char *log = getenv("DACCE_LOG"), *count;
 	int err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
+	count = getenv("DACCE_COUNT");
+	rt.counting = count && *count && strcmp(count, "0") != 0;
 	rt.graph = dacce_graph_new();
 	if (!rt.graph)
 		return -ENOMEM;

@@ -72,6 +72,7 @@ struct rt_state {
 	pthread_mutex_t lock;
 	bool enabled;
 	bool verbose;
+	bool counting; /* DACCE_COUNT: code counts calls and pushes in the TLS block */
 	struct dacce_graph *graph;
 	struct dacce_dict *dict; /* the current epoch */
 	struct dacce_codecache cache;

@@ -17,6 +17,7 @@
 #include "patch.h"
 #include "rt.h"
 #include "stop.h"
+#include "tls.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
@@ -52,6 +53,7 @@ static void run_handler(int sig, siginfo_t *info, void *uc_void)
 		h->act.sa_handler(sig);
 	if (pushed)
 		dacce_rt_signal_leave(h->root_edge, &save);
+	dacce_tls_leaving_handler(uc_void);
 }
 
 static bool is_function(const struct sigaction *act)

@@ -14,6 +14,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "tls.h"
+
 /* Rounds of asking before giving up, the pause between them, and how long to wait for answers. */
 #define MAX_ROUNDS 40
 #define ROUND_PAUSE_NS (300 * 1000)
@@ -58,14 +60,17 @@ static long futex(atomic_uint *word, int op, unsigned value)
 
 static void on_stop_signal(int sig, siginfo_t *info, void *uc_void)
 {
-	struct dacce_thread *self = dacce_thread_self();
+	struct dacce_thread *self;
 	ucontext_t *uc = uc_void;
-	int saved_errno = errno;
+	int saved_errno;
 	unsigned release = atomic_load(&stop.release);
 	unsigned round = atomic_load(&stop.round);
 
 	(void)sig;
 	(void)info;
+	dacce_tls_handler_work_begin(); /* first: errno lives in libc */
+	self = dacce_thread_self();
+	saved_errno = errno;
 	/* Late or repeated signals (they queue) find nothing to do. */
 	if (!self->registered || !atomic_load(&stop.active) ||
 	    atomic_load(&self->answered_round) == round)
@@ -84,6 +89,8 @@ static void on_stop_signal(int sig, siginfo_t *info, void *uc_void)
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)self->resume_pc;
 out:
 	errno = saved_errno;
+	dacce_tls_handler_work_end();
+	dacce_tls_leaving_handler(uc_void);
 }
 
 int dacce_stop_init(void)

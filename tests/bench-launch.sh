@@ -192,7 +192,6 @@ for ((w = 0; w < nw; w++)); do
 	printf '  [%d/%d] %-12s native %ss, dacce %ss, perf dwarf %ss, perf fp %ss\n' $((w + 1)) "$nw" "$name" \
 		"${best_wall[$w,native]:-?}" "${best_wall[$w,dacce]:-?}" "${best_wall[$w,dwarf]:-?}" "${best_wall[$w,fp]:-?}"
 done
-elapsed=$(awk -v a="$t_begin" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 
 # ---------------------------------------------------------------- tables
 # times_table KIND (wall | run): one line per workload, then geometric means
@@ -242,6 +241,33 @@ echo "== the program's own run time, best of $runs (dacce: its capture's first i
 echo "   image end; perf: the exec to the last exit in perf.data): without each tool's start and stop"
 times_table run
 
+# ---------------------------------------------------------------- precision and counts
+# One more run of each workload with stack copies (--validate: every exact context against the
+# stack walk, docs/validation.md) and with the runtime counting calls and ccStack pushes
+# (--count-calls: the paper's calls/s and ccStack/s).  Not timed: both cost what they cost.
+declare -A val_line val_why rate_calls rate_pushes
+for ((w = 0; w < nw; w++)); do
+	IFS='|' read -r name cmdline outfile _ <<<"${workloads[$w]}"
+	cmd=()
+	eval "cmd=($cmdline)"
+	rm -f "$tmp/val.db" "$tmp/val.db.old" "$outfile"
+	timeout -k 5 600 "$dacce" launch -q --validate --count-calls -o "$tmp/val.db" -- "${cmd[@]}" \
+		</dev/null >/dev/null 2>"$tmp/val.err"
+	val_line[$w]=$(grep '^validate: samples=' "$tmp/val.err")
+	[ -n "${val_line[$w]}" ] || val_line[$w]="no validation: $(grep -v '^validate' "$tmp/val.err" | tail -n 1)"
+	val_why[$w]=$(sed -n 's/^validate: unverifiable: //p' "$tmp/val.err" | tr ',' '\n' |
+		sed 's/^ *//' | sort -n -r | head -n 1)
+	if grep -q ' mismatched=[1-9]' <<<"${val_line[$w]}"; then
+		problems+=("$name under dacce launch --validate: wrong contexts:")
+		while IFS= read -r l; do problems+=("    $l"); done < <(sed -n '/^validate: mismatch/,/^validate: samples/p' "$tmp/val.err" | head -n 40)
+	fi
+	# The image with most samples, as in the captures table.
+	img_pid=$(sqlite3 "$tmp/val.db" 'select p.pid from procs p where p.runtime = 1 order by (select count(*) from samples s where s.proc = p.id) desc, p.id limit 1' 2>/dev/null)
+	rates=$([ -n "$img_pid" ] && "$dacce" report -i "$tmp/val.db" --stats -p "$img_pid" 2>/dev/null |
+		sed -n 's/.*calls\/s \([0-9]*\), ccStack pushes\/s \([0-9]*\).*/\1 \2/p' | head -n 1)
+	read -r rate_calls[$w] rate_pushes[$w] <<<"${rates:-n/a n/a}"
+done
+
 echo
 echo "== dacce captures (the last run of each workload; Table 1 columns of the paper; image: the"
 echo "   instrumented process image with most samples; epochs counts epoch 0)"
@@ -274,42 +300,28 @@ for ((w = 0; w < nw; w++)); do
 		(select printf('%.1f', coalesce(sum(pause_ns), 0) / 1e6) from epochs where proc = $img),
 		(select printf('%.2f', avg(depth)) from samples where proc = $img)" | tr '|' ' ')
 	printf '%-12s %-12s %6s %6s %12s %6s %9s %7s %7s %6s %7s %7s  %s\n' "$name" "${exe#x86_64-linux-gnu-}" "$nodes" "$edges" \
-		"$maxid" "$epochs" "$pause" "$samples" "${exact:-0%}" "$depth" n/a n/a "${alone:--}"
+		"$maxid" "$epochs" "$pause" "$samples" "${exact:-0%}" "$depth" "${rate_pushes[$w]}" \
+		"${rate_calls[$w]}" "${alone:--}"
 done
-echo "(ops/s, calls/s: n/a, the capture holds no count of executed calls or ccStack operations;"
-echo " see docs/benchmarks.md)"
+echo "(ops/s: ccStack pushes per second, each popped once; calls/s: calls and tail calls through"
+echo " instrumented sites per second; both from a separate run with --count-calls)"
 
-# ---------------------------------------------------------------- precision (dacce launch --validate)
-# One more run of each workload with stack copies: every exact context against the stack walk
-# (docs/validation.md).  Not timed: copying 32 KiB per sample costs what it costs.
 echo
-echo "== precision: dacce launch --validate, one run each (verified: the decoded context was exact"
+echo "== precision: dacce launch --validate (the same run; verified: the decoded context was exact"
 echo "   and the stack walk reached the outermost frame; exact %: of verified)"
 printf '%-12s %8s %8s %8s %10s %12s %8s  %s\n' workload samples verified exact mismatched unverifiable "exact %" \
 	"most unverifiable: why"
 declare -A prec_total
 for ((w = 0; w < nw; w++)); do
-	IFS='|' read -r name cmdline outfile _ <<<"${workloads[$w]}"
-	cmd=()
-	eval "cmd=($cmdline)"
-	rm -f "$tmp/val.db" "$tmp/val.db.old" "$outfile"
-	timeout -k 5 600 "$dacce" launch -q --validate -o "$tmp/val.db" -- "${cmd[@]}" </dev/null \
-		>/dev/null 2>"$tmp/val.err"
-	line=$(grep '^validate: samples=' "$tmp/val.err")
-	if [ -z "$line" ]; then
-		printf '%-12s (no validation: %s)\n' "$name" "$(grep -v '^validate' "$tmp/val.err" | tail -n 1)"
+	IFS='|' read -r name _ <<<"${workloads[$w]}"
+	read -r vs vv ve vm vu <<<"$(sed -n 's/.*samples=\([0-9]*\) verified=\([0-9]*\) exact=\([0-9]*\) mismatched=\([0-9]*\) unverifiable=\([0-9]*\).*/\1 \2 \3 \4 \5/p' <<<"${val_line[$w]}")"
+	if [ -z "$vs" ]; then
+		printf '%-12s (%s)\n' "$name" "${val_line[$w]}"
 		continue
 	fi
-	read -r vs vv ve vm vu <<<"$(sed -n 's/.*samples=\([0-9]*\) verified=\([0-9]*\) exact=\([0-9]*\) mismatched=\([0-9]*\) unverifiable=\([0-9]*\).*/\1 \2 \3 \4 \5/p' <<<"$line")"
-	why=$(sed -n 's/^validate: unverifiable: //p' "$tmp/val.err" | tr ',' '\n' |
-		sed 's/^ *//' | sort -n -r | head -n 1)
 	printf '%-12s %8s %8s %8s %10s %12s %8s  %s\n' "$name" "$vs" "$vv" "$ve" "$vm" "$vu" \
-		"$(awk -v e="$ve" -v v="$vv" 'BEGIN { if (v > 0) printf "%.2f", 100 * e / v; else print "-" }')" "${why:--}"
+		"$(awk -v e="$ve" -v v="$vv" 'BEGIN { if (v > 0) printf "%.2f", 100 * e / v; else print "-" }')" "${val_why[$w]:--}"
 	for k in vs vv ve vm vu; do prec_total[$k]=$((${prec_total[$k]:-0} + ${!k})); done
-	if [ "$vm" != 0 ]; then
-		problems+=("$name under dacce launch --validate: $vm mismatched contexts:")
-		while IFS= read -r l; do problems+=("    $l"); done < <(sed -n '/^validate: mismatch/,/^validate: samples/p' "$tmp/val.err" | head -n 40)
-	fi
 done
 printf '%-12s %8s %8s %8s %10s %12s %8s\n' all "${prec_total[vs]:-0}" "${prec_total[vv]:-0}" \
 	"${prec_total[ve]:-0}" "${prec_total[vm]:-0}" "${prec_total[vu]:-0}" \
@@ -338,6 +350,7 @@ for kind in run wall; do
 	fi
 done
 echo "raw numbers: $results/results.tsv"
+elapsed=$(awk -v a="$t_begin" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 echo "took ${elapsed} s; load $(cut -d' ' -f1-3 /proc/loadavg) at end"
 if [ ${#problems[@]} -gt 0 ]; then
 	echo

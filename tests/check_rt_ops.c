@@ -59,7 +59,7 @@ static void build_snippet(struct fixture *f, const struct dacce_rt_op *op, bool 
  * Edges of every operation kind: encoded with En 0, small and huge En,
  * compressing back edges, and pushed edges with and without compression.
  */
-static void fixture_init(struct fixture *f, bool compress_new)
+static void fixture_init(struct fixture *f, bool compress_new, bool count)
 {
 	struct dacce_encode_opts opts;
 	struct dacce_rt_op op;
@@ -94,6 +94,7 @@ static void fixture_init(struct fixture *f, bool compress_new)
 		f->pushed[i] = op.kind == DACCE_RT_OP_PUSH;
 		if (f->pushed[i])
 			op.hits = &f->hits[i];
+		op.count = count;
 		build_snippet(f, &op, true, &f->code[i].before);
 		build_snippet(f, &op, false, &f->code[i].after);
 	}
@@ -104,6 +105,7 @@ static void fixture_init(struct fixture *f, bool compress_new)
 	tls->id = 0;
 	tls->cc_base = tls->cc_top = f->cc;
 	tls->reset_id = f->dict->max_id + 1;
+	tls->calls = tls->pushes = 0;
 }
 
 static void fixture_fini(struct fixture *f)
@@ -132,14 +134,15 @@ static void assert_same_state(const struct dacce_state *st)
 	ck_assert(depth == 0 || memcmp(tls->cc_base, st->cc, depth * sizeof(*st->cc)) == 0);
 }
 
-static void random_walk(bool compress_new, uint64_t seed)
+/* count: the code also counts calls and pushes in the TLS block (DACCE_COUNT). */
+static void random_walk(bool compress_new, uint64_t seed, bool count)
 {
 	struct fixture f;
 	struct dacce_state st;
 	uint32_t stack[CC_ENTRIES], depth = 0;
-	uint64_t x = seed, calls[16] = { 0 };
+	uint64_t x = seed, calls[16] = { 0 }, all_calls = 0, pushes = 0;
 
-	fixture_init(&f, compress_new);
+	fixture_init(&f, compress_new, count);
 	dacce_state_init(&st, 0);
 	for (int step = 0; step < 20000; step++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -163,21 +166,34 @@ static void random_walk(bool compress_new, uint64_t seed)
 		assert_same_state(&st);
 	}
 	/* Every call through a pushed edge was counted, compressed or not; nothing else was. */
-	for (uint32_t i = 0; i < f.n_edges; i++)
+	for (uint32_t i = 0; i < f.n_edges; i++) {
 		ck_assert_uint_eq(f.hits[i], f.pushed[i] ? calls[i] : 0);
+		all_calls += calls[i];
+		pushes += f.pushed[i] ? calls[i] : 0;
+	}
+	/* The thread's counts: every call, every push (compressed ones too); none when off. */
+	ck_assert_uint_eq(dacce_tls_self()->calls, count ? all_calls : 0);
+	ck_assert_uint_eq(dacce_tls_self()->pushes, count ? pushes : 0);
 	dacce_state_fini(&st);
 	fixture_fini(&f);
 }
 
 START_TEST(test_generated_code_matches_machine_with_compression)
 {
-	random_walk(true, 0x1234567);
+	random_walk(true, 0x1234567, false);
 }
 END_TEST
 
 START_TEST(test_generated_code_matches_machine_without_compression)
 {
-	random_walk(false, 0xabcdef);
+	random_walk(false, 0xabcdef, false);
+}
+END_TEST
+
+START_TEST(test_generated_code_counts_calls_and_pushes)
+{
+	random_walk(true, 0x7654321, true);
+	random_walk(false, 0xfedcba, true);
 }
 END_TEST
 
@@ -216,7 +232,7 @@ START_TEST(test_generated_code_keeps_live_registers)
 	struct fixture f;
 	uint64_t got[8];
 
-	fixture_init(&f, true);
+	fixture_init(&f, true, true);
 	for (uint32_t k = 0; k < f.n_edges; k++) {
 		run_with_registers(f.code[k].before, got);
 		/* Before a call every argument register is live, %rcx included; %r11 is kept too. */
@@ -268,6 +284,7 @@ static Suite *ops_suite(void)
 
 	tcase_add_test(tc, test_generated_code_matches_machine_with_compression);
 	tcase_add_test(tc, test_generated_code_matches_machine_without_compression);
+	tcase_add_test(tc, test_generated_code_counts_calls_and_pushes);
 	tcase_add_test(tc, test_generated_code_keeps_live_registers);
 	tcase_add_test(tc, test_code_cache_stays_near_and_never_writable_and_executable);
 	suite_add_tcase(s, tc);

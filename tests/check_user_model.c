@@ -328,6 +328,14 @@ START_TEST(test_contexts_resolve_to_their_paths)
 	/* 5: the same, but runtime code was running on the thread. */
 	sample(PID, pc_in(N_G), &st, DACCE_CTX_IN_RUNTIME);
 	dacce_state_fini(&st);
+	/*
+	 * 6: main called out into libc, then a runtime signal handler returned:
+	 * the pc in libc's restorer is in no call the context holds.
+	 */
+	path[1] = fx.edge[E_MAIN_LIBC];
+	state_at(&st, path, 2);
+	sample(PID, pc_in(N_LIBC), &st, DACCE_CTX_SIGRETURN);
+	dacce_state_fini(&st);
 	load();
 
 	expect(0, DACCE_RESOLVED, "3 2 1", false);
@@ -336,6 +344,7 @@ START_TEST(test_contexts_resolve_to_their_paths)
 	expect(3, DACCE_RESOLVED, "4 1", true);
 	expect(4, DACCE_RESOLVED_CALLBACK, "3 5 | 4 1", false);
 	expect(5, DACCE_UNRESOLVED_RUNTIME, "", false);
+	expect(6, DACCE_UNRESOLVED_SIGRETURN, "", false);
 }
 END_TEST
 

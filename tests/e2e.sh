@@ -196,6 +196,17 @@ if [ "$status" = 1 ] && [ "${corrupted:-0}" -gt 0 ] && [ "${cm:-0}" -gt 0 ] &&
 else
 	fail "--validate on corrupted contexts ($corrupted changed, status $status): $(grep '^validate: samples' "$work/corrupt.out")"
 fi
+# --count-calls: the paper's calls/s and ccStack/s.  The workload makes tens of thousands of
+# calls a second through instrumented sites, and its recursion pushes.
+"$dacce" launch -q --count-calls -o "$work/count.db" -- "$work/workload" 0.5 0 >/dev/null 2>&1
+read -r calls_s pushes_s <<<"$("$dacce" report -i "$work/count.db" --stats 2>/dev/null |
+	sed -n 's/.*calls\/s \([0-9]*\), ccStack pushes\/s \([0-9]*\).*/\1 \2/p' | head -n 1)"
+if [ "${calls_s:-0}" -gt 10000 ] && [ "${pushes_s:-0}" -gt 0 ] &&
+	"$dacce" report -i "$db" --stats | grep -q 'not counted'; then
+	pass "--count-calls: $calls_s calls/s, $pushes_s ccStack pushes/s; none without it"
+else
+	fail "--count-calls: '$calls_s' calls/s, '$pushes_s' pushes/s"
+fi
 expect_error "validation of a capture without stack copies" 1 "no stack copies" \
 	"$dacce" report --validate -i "$db"
 expect_error "bad stack size" 2 "bad stack size" "$dacce" launch --validate --stack-size 1M -- /bin/true

@@ -71,8 +71,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_THREAD_ROOT] = "UPDATE threads SET root_edge = ?3 WHERE proc = ?1 AND tid = ?2",
 	[ST_THREAD_EXIT] = "UPDATE threads SET exited_ns = ?3 WHERE proc = ?1 AND tid = ?2",
 	[ST_SAMPLE] = "INSERT INTO samples (proc, tid, time_ns, cpu, pc, sp, flags, epoch, id, "
-		      "reset_id, depth, ctx_flags, entries) "
-		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+		      "reset_id, depth, ctx_flags, entries, calls, pushes) "
+		      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
 	[ST_STACK] = "INSERT INTO stacks (sample, regs, stack_start, stack, tail, flags) "
 		     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 };
@@ -494,6 +494,8 @@ static int on_sample(struct dacce_capture *cap, const struct dacce_ev_sample *ev
 				     (int64_t)ev->pc, (int64_t)ev->sp, ev->flags },
 		  7);
 	bind_context(stmt, 8, &ev->ctx);
+	sqlite3_bind_int64(stmt, 14, (int64_t)ev->ctx.calls);
+	sqlite3_bind_int64(stmt, 15, (int64_t)ev->ctx.pushes);
 	return run(cap, ST_SAMPLE);
 }
 

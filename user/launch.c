@@ -43,7 +43,7 @@ struct launch_opts {
 	uint64_t freq, period;
 	unsigned ringbuf_mb;
 	uint32_t stack_bytes; /* user stack copied per sample (--validate); 0: none */
-	bool quiet, verbose, detach_on_interrupt, validate;
+	bool quiet, verbose, detach_on_interrupt, validate, count;
 	const char *runtime;
 	const char *epochs; /* "controller", "runtime" or "off" */
 	char **argv;
@@ -81,6 +81,8 @@ static void launch_usage(FILE *out)
 		"      --validate        also copy each sample's registers and user stack, and at\n"
 		"                        the end compare every decoded context with the stack\n"
 		"                        unwound from the copy (see docs/validation.md)\n"
+		"      --count-calls     the runtime counts calls and ccStack pushes (slower);\n"
+		"                        dacce report --stats shows them per second\n"
 		"      --stack-size N    bytes of stack copied above sp with --validate (default\n"
 		"                        %u, at most %u; suffixes k, K: KiB)\n",
 		DEFAULT_FREQ, DEFAULT_STACK_BYTES, DACCE_BPF_STACK_MAX);
@@ -121,6 +123,7 @@ static int parse(int argc, char **argv, struct launch_opts *o)
 		{ "detach-on-interrupt", no_argument, NULL, 'D' },
 		{ "epochs", required_argument, NULL, 'E' },
 		{ "validate", no_argument, NULL, 'V' },
+		{ "count-calls", no_argument, NULL, 'C' },
 		{ "stack-size", required_argument, NULL, 'S' },
 		{ 0 },
 	};
@@ -161,6 +164,7 @@ static int parse(int argc, char **argv, struct launch_opts *o)
 		}
 		case 'D': o->detach_on_interrupt = true; break;
 		case 'V': o->validate = true; break;
+		case 'C': o->count = true; break;
 		case 'S':
 			if (parse_size(optarg, &o->stack_bytes)) {
 				dacce_err("bad stack size '%s': want 1..%u bytes (or 1k..64k)", optarg,
@@ -388,6 +392,8 @@ run_child(const struct launch_opts *o, const struct session *s, const char *runt
 		setenv("DACCE_CONTROL", dacce_control_path(s->control), 1);
 	if (strcmp(o->epochs, "off") == 0)
 		setenv("DACCE_EPOCHS", "0", 1);
+	if (o->count)
+		setenv("DACCE_COUNT", "1", 1);
 	execvp(o->argv[0], o->argv);
 	err = errno;
 	if (write(report, &err, sizeof(err)) != sizeof(err))

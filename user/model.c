@@ -583,6 +583,7 @@ static const char *const status_names[DACCE_RESOLVE_STATUS_COUNT] = {
 	[DACCE_UNRESOLVED_UNKNOWN_PC] = "pc in no function of the context",
 	[DACCE_UNRESOLVED_NO_DICT] = "dictionary of the epoch missing",
 	[DACCE_UNRESOLVED_DECODE] = "did not decode",
+	[DACCE_UNRESOLVED_SIGRETURN] = "returning from a signal handler",
 };
 
 const char *dacce_resolve_status_name(enum dacce_resolve_status status)
@@ -909,6 +910,10 @@ void dacce_model_resolve(struct dacce_model_proc *proc, uint32_t tid, uint64_t p
 	}
 	if (ctx->flags & DACCE_CTX_IN_RUNTIME) {
 		r->status = DACCE_UNRESOLVED_RUNTIME;
+		return;
+	}
+	if (ctx->flags & DACCE_CTX_SIGRETURN) {
+		r->status = DACCE_UNRESOLVED_SIGRETURN;
 		return;
 	}
 	r->status = innermost(proc, pc, ctx, runtime_path, &node, &r->leaf_outside);

@@ -105,6 +105,8 @@ enum dacce_resolve_status {
 	DACCE_UNRESOLVED_UNKNOWN_PC,  /* the PC is in no function the context can end in */
 	DACCE_UNRESOLVED_NO_DICT,     /* the dictionary of the sample's epoch is missing */
 	DACCE_UNRESOLVED_DECODE,      /* the context did not decode (a bug or lost records) */
+	DACCE_UNRESOLVED_SIGRETURN,   /* in libc's signal restorer after a runtime handler: the pc
+					 is in libc, in no call the context holds */
 	DACCE_RESOLVE_STATUS_COUNT,
 };
 

@@ -189,6 +189,40 @@ static void print_epochs(FILE *out, const struct dacce_model_proc *p)
 	fprintf(out, "#   re-encoding paused threads %.1f us in all\n", (double)pause / 1e3);
 }
 
+/*
+ * The paper's rates for a process image: calls/s and ccStack pushes/s from the
+ * counts its samples carry (dacce launch --count-calls; each thread's count between
+ * its first and last sample, over the image's sampled time), and the mean
+ * ccStack depth at the samples.
+ */
+static void print_rates(FILE *out, struct dacce_store *store, const struct dacce_model_proc *p)
+{
+	sqlite3_stmt *stmt = dacce_store_prepare(
+		store, "WITH t AS (SELECT max(calls) - min(calls) AS calls, "
+		       "max(pushes) - min(pushes) AS pushes FROM samples "
+		       "WHERE proc = ?1 AND calls > 0 GROUP BY tid) "
+		       "SELECT (SELECT sum(calls) FROM t), (SELECT sum(pushes) FROM t), "
+		       "(SELECT max(time_ns) - min(time_ns) FROM samples WHERE proc = ?1 AND calls > 0), "
+		       "(SELECT avg(depth) FROM samples WHERE proc = ?1 AND ctx_flags & 1)");
+	double span;
+
+	if (!stmt)
+		return;
+	sqlite3_bind_int64(stmt, 1, p->id);
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+		span = (double)sqlite3_column_int64(stmt, 2) / 1e9;
+		fprintf(out, "#   mean ccStack depth at samples %.2f", sqlite3_column_double(stmt, 3));
+		if (span > 0)
+			fprintf(out, "; calls/s %.0f, ccStack pushes/s %.0f (counted over %.2f s)",
+				(double)sqlite3_column_int64(stmt, 0) / span,
+				(double)sqlite3_column_int64(stmt, 1) / span, span);
+		else
+			fprintf(out, "; calls/s and ccStack pushes/s not counted (dacce launch --count-calls)");
+		fputc('\n', out);
+	}
+	sqlite3_finalize(stmt);
+}
+
 static void print_header(FILE *out, struct dacce_store *store, const struct dacce_model *model,
 			 const struct dacce_profile_result *res)
 {
@@ -210,8 +244,10 @@ static void print_header(FILE *out, struct dacce_store *store, const struct dacc
 				total ? 100.0 * (double)res->by_status[s] / (double)total : 0.0);
 	fputc('\n', out);
 	for (size_t i = 0; i < model->n_procs; i++)
-		if (model->procs[i].runtime)
+		if (model->procs[i].runtime) {
 			print_epochs(out, &model->procs[i]);
+			print_rates(out, store, &model->procs[i]);
+		}
 	fputc('\n', out);
 	free(command);
 }

@@ -41,7 +41,8 @@ static const char schema[] =
 	"  ctx_flags INTEGER, ctx_entries BLOB, PRIMARY KEY (proc, tid));\n"
 	"CREATE TABLE samples (proc INTEGER NOT NULL, tid INTEGER NOT NULL, time_ns INTEGER,\n"
 	"  cpu INTEGER, pc INTEGER, sp INTEGER, flags INTEGER, epoch INTEGER, id INTEGER,\n"
-	"  reset_id INTEGER, depth INTEGER, ctx_flags INTEGER, entries BLOB);\n"
+	"  reset_id INTEGER, depth INTEGER, ctx_flags INTEGER, entries BLOB, calls INTEGER,\n"
+	"  pushes INTEGER);\n"
 	"CREATE TABLE stacks (sample INTEGER PRIMARY KEY, regs BLOB NOT NULL,\n"
 	"  stack_start INTEGER NOT NULL, stack BLOB, tail BLOB, flags INTEGER NOT NULL);\n"
 	"CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER);\n";
