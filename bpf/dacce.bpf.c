@@ -54,6 +54,16 @@ struct {
 	__uint(max_entries, 64 << 20); /* the controller may resize before load */
 } events SEC(".maps");
 
+/*
+ * Samples have a ring of their own: a flood of them (stack copies for
+ * validation, a high rate) can then lose only samples, never the records of
+ * the call graph and its epochs, without which contexts do not decode.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20); /* the controller may resize before load */
+} samples SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, DACCE_CNT_MAX);
@@ -529,7 +539,7 @@ static int sample_with_stack(struct dacce_proc *proc, struct task_struct *task,
 	ev->stack_len = copied * DACCE_BPF_STACK_PAGE;
 	if (copied > DACCE_BPF_STACK_PAGES_MAX)
 		return 0;
-	if (bpf_ringbuf_output(&events, ev,
+	if (bpf_ringbuf_output(&samples, ev,
 			       sizeof(*ev) - sizeof(ev->stack) + copied * DACCE_BPF_STACK_PAGE, 0))
 		count(DACCE_CNT_LOST_SAMPLES);
 	return 0;
@@ -554,7 +564,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		/* Kernel text is in the upper half: below it, the sample interrupted user code. */
 		return sample_with_stack(proc, task, user,
 					 ctx->regs.ip < 0x800000000000ull ? DACCE_SAMPLE_USER : 0);
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	ev = bpf_ringbuf_reserve(&samples, sizeof(*ev), 0);
 	if (!ev) {
 		count(DACCE_CNT_LOST_SAMPLES);
 		return 0;

@@ -77,7 +77,7 @@ static void launch_usage(FILE *out)
 		"                        command, from its samples), runtime (its built-in\n"
 		"                        policy) or off\n"
 		"      --runtime PATH    libdacce.so to preload (default: next to dacce)\n"
-		"      --ringbuf-mb N    ring buffer size (default 64)\n"
+		"      --ringbuf-mb N    size of each ring buffer, samples and the rest (default 64)\n"
 		"      --validate        also copy each sample's registers and user stack, and at\n"
 		"                        the end compare every decoded context with the stack\n"
 		"                        unwound from the copy (see docs/validation.md)\n"
@@ -268,6 +268,8 @@ static int load_bpf(struct session *s, const struct launch_opts *o)
 		return -errno;
 	}
 	err = bpf_map__set_max_entries(s->skel->maps.events, o->ringbuf_mb << 20);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.samples, o->ringbuf_mb << 20);
 	if (!err && o->stack_bytes) {
 		s->skel->rodata->stack_bytes = o->stack_bytes;
 		err = bpf_map__set_max_entries(s->skel->maps.stack_scratch,
@@ -323,6 +325,10 @@ static int attach_all(struct session *s, const struct launch_opts *o, const char
 		return err;
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(k->maps.events), on_record, s, NULL);
+	if (s->rb && ring_buffer__add(s->rb, bpf_map__fd(k->maps.samples), on_record, s)) {
+		ring_buffer__free(s->rb);
+		s->rb = NULL;
+	}
 	if (!s->rb) {
 		dacce_err("cannot read the ring buffer: %s", strerror(errno));
 		return -errno;

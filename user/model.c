@@ -73,6 +73,11 @@ static sqlite3_stmt *query(struct loader *l, const char *sql, int64_t proc)
 	return stmt;
 }
 
+/*
+ * Replay stops at the first record missing (lost in a full ring buffer): what
+ * follows would get the index of what is missing, and a ccStack entry naming
+ * it would decode as another edge.  Contexts that need the rest do not decode.
+ */
 static void graph_failed(struct dacce_model_proc *proc, const char *what)
 {
 	if (!proc->graph_error)
@@ -93,9 +98,12 @@ static void load_graph_modules(struct loader *l, int64_t row, const struct limit
 
 		if ((uint64_t)idx >= lim->modules || idx < p->graph->n_modules)
 			continue;
-		if (dacce_graph_add_module(p->graph, id, id ? (size_t)id_len : 0, &got) ||
-		    got != (uint64_t)idx)
+		if (idx > p->graph->n_modules ||
+		    dacce_graph_add_module(p->graph, id, id ? (size_t)id_len : 0, &got) ||
+		    got != (uint64_t)idx) {
 			graph_failed(p, "module records are missing");
+			break;
+		}
 	}
 	sqlite3_finalize(stmt);
 }
@@ -130,11 +138,12 @@ static void load_nodes(struct loader *l, int64_t row, const struct limits *lim)
 
 		if ((uint64_t)idx >= lim->nodes || idx < p->graph->n_nodes)
 			continue;
-		if (dacce_graph_add_node(p->graph, (uint32_t)sqlite3_column_int64(stmt, 1),
+		if (idx > p->graph->n_nodes ||
+		    dacce_graph_add_node(p->graph, (uint32_t)sqlite3_column_int64(stmt, 1),
 					 (uint64_t)sqlite3_column_int64(stmt, 2), &got) ||
 		    got != (uint64_t)idx) {
 			graph_failed(p, "node records are missing");
-			continue;
+			break;
 		}
 		if (!grow_node_sizes(l)) {
 			l->err = -ENOMEM;
@@ -170,14 +179,15 @@ static void load_edges(struct loader *l, int64_t row, const struct limits *lim)
 
 		if ((uint64_t)idx >= lim->edges || idx < p->graph->n_edges)
 			continue;
-		if (replay_edge(p->graph, (uint32_t)sqlite3_column_int64(stmt, 1),
+		if (idx > p->graph->n_edges ||
+		    replay_edge(p->graph, (uint32_t)sqlite3_column_int64(stmt, 1),
 				(uint32_t)sqlite3_column_int64(stmt, 2),
 				(uint8_t)sqlite3_column_int64(stmt, 3),
 				(uint32_t)sqlite3_column_int64(stmt, 4),
 				(uint64_t)sqlite3_column_int64(stmt, 5), &got) ||
 		    got != (uint64_t)idx) {
 			graph_failed(p, "edge records are missing");
-			continue;
+			break;
 		}
 		if (sqlite3_column_int64(stmt, 6) & DACCE_EDGE_PINNED)
 			dacce_graph_pin_edge(p->graph, got);
@@ -556,6 +566,10 @@ const struct dacce_dict *dacce_model_dict(struct dacce_model_proc *proc, uint64_
 			continue;
 		if (!e->dict && !e->dict_failed && e->blob)
 			e->dict_failed = dacce_dict_deserialize(e->blob, e->blob_len, &e->dict, &why) != 0;
+		/* A dictionary over more of the graph than the records rebuilt is of no use. */
+		if (e->dict && (e->dict->n_nodes > proc->graph->n_nodes ||
+				e->dict->n_edges > proc->graph->n_edges))
+			return NULL;
 		return e->dict;
 	}
 	return NULL;
