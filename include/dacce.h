@@ -61,8 +61,9 @@ struct dacce_context {
 
 /*
  * Fills ctx with the caller's context.  Returns 0, or -1 with errno: ENOSYS
- * when the runtime is not active, ENODATA when the thread has no context,
- * EINVAL for a NULL ctx.
+ * when the runtime is not active, ENODATA when the thread has no context or
+ * it is partial (as for dacce_backtrace: a caller entered from outside the
+ * instrumented program), EINVAL for a NULL ctx.
  */
 int dacce_context_get(struct dacce_context *ctx);
 

@@ -113,9 +113,12 @@ static void parked_fini(struct parked *p)
 	free(p->old_tc);
 }
 
-/* A copy of a thread's context as machine.h states it (depths given: a mark's prefix). */
-static int state_of(const struct dacce_tls *tls, uint64_t id, uint32_t cc_depth, uint32_t top_aux,
-		    uint32_t tc_depth, struct dacce_state *st)
+/*
+ * A copy of a thread's context as machine.h states it (depths given: a
+ * mark's prefix, whose top entry is the mark's own; top NULL: the live one).
+ */
+static int state_of(const struct dacce_tls *tls, uint64_t id, uint32_t cc_depth,
+		    const struct dacce_cc_entry *top, uint32_t tc_depth, struct dacce_state *st)
 {
 	dacce_state_init(st, tls->epoch);
 	st->id = id;
@@ -128,8 +131,8 @@ static int state_of(const struct dacce_tls *tls, uint64_t id, uint32_t cc_depth,
 	st->cc_cap = cc_depth ? cc_depth : 1;
 	st->tc_cap = tc_depth ? tc_depth : 1;
 	memcpy(st->cc, tls->cc_base, sizeof(*st->cc) * cc_depth);
-	if (cc_depth)
-		st->cc[cc_depth - 1].aux = top_aux;
+	if (cc_depth && top)
+		st->cc[cc_depth - 1] = *top;
 	st->cc_depth = cc_depth;
 	for (uint32_t i = 0; i < tc_depth; i++) {
 		const struct dacce_rt_tail_record *r = &tls->tc_base[i];
@@ -152,7 +155,7 @@ static int thread_state(struct parked *p)
 	uint32_t tc_depth = (uint32_t)(tls->tc_top - tls->tc_base);
 	int err;
 
-	err = state_of(tls, tls->id, cc_depth, cc_depth ? tls->cc_top[-1].aux : 0, tc_depth, &p->st);
+	err = state_of(tls, tls->id, cc_depth, NULL, tc_depth, &p->st);
 	if (err)
 		return err;
 	p->old_tc = malloc(sizeof(*p->old_tc) * (tc_depth ? tc_depth : 1));
@@ -197,7 +200,7 @@ static void store_state(const struct parked *p)
  * the context partial, never wrong).
  */
 static void translate_mark(struct jump_mark *mark, struct parked *threads, size_t n,
-			   const struct dacce_dict *next)
+			   const struct dacce_dict *prev, const struct dacce_dict *next)
 {
 	const struct parked *owner = NULL;
 	struct dacce_edge_view top;
@@ -208,17 +211,16 @@ static void translate_mark(struct jump_mark *mark, struct parked *threads, size_
 			owner = &threads[i];
 	if (!owner || !mark->cc_depth)
 		goto drop;
-	if (state_of(owner->thread->tls, mark->id, mark->cc_depth, mark->top_aux, mark->tc_depth,
-		     &st))
+	if (state_of(owner->thread->tls, mark->id, mark->cc_depth, &mark->top, mark->tc_depth, &st))
 		goto drop;
-	if (dacce_dict_edge(rt.dict, rt.graph, st.cc[st.cc_depth - 1].edge, &top) ||
-	    dacce_translate(rt.dict, next, rt.graph, &st, top.callee, NULL)) {
+	if (dacce_dict_edge(prev, rt.graph, st.cc[st.cc_depth - 1].edge, &top) ||
+	    dacce_translate(prev, next, rt.graph, &st, top.callee, NULL)) {
 		dacce_state_fini(&st);
 		goto drop;
 	}
 	mark->id = st.id;
 	mark->cc_depth = st.cc_depth;
-	mark->top_aux = st.cc_depth ? st.cc[st.cc_depth - 1].aux : 0;
+	mark->top = st.cc_depth ? st.cc[st.cc_depth - 1] : (struct dacce_cc_entry){ 0 };
 	mark->tc_depth = st.tc_depth;
 	dacce_state_fini(&st);
 	return;
@@ -336,7 +338,7 @@ static int reencode_stopped(struct dacce_dict *next)
 	/* Committed from here on: nothing may fail half way. */
 	for (uint32_t i = 0; i < rt.n_marks; i++)
 		if (rt.marks[i].thread)
-			translate_mark(&rt.marks[i], all.threads, all.n, next);
+			translate_mark(&rt.marks[i], all.threads, all.n, prev, next);
 	err = rt_apply_code(plan, moved, &all);
 	if (err)
 		rt_fatal("installing the code of a new epoch", err);

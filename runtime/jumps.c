@@ -35,12 +35,12 @@ __attribute__((constructor)) static void find_real_jumps(void)
 		abort(); /* a libc without them: nothing sensible to run */
 }
 
-/* Called by jumps.S with the jmp_buf. */
-void dacce_rt_setjmp_mark(void *env) __attribute__((visibility("hidden")));
+/* Called by setjmp_stubs.S with the jmp_buf and the slot of setjmp's return address. */
+void dacce_rt_setjmp_mark(void *env, uintptr_t *ret_slot) __attribute__((visibility("hidden")));
 
-void dacce_rt_setjmp_mark(void *env)
+void dacce_rt_setjmp_mark(void *env, uintptr_t *ret_slot)
 {
-	dacce_rt_mark_save(env);
+	dacce_rt_mark_save(env, ret_slot);
 }
 
 /*

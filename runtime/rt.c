@@ -52,6 +52,7 @@
 #include "tramp.h"
 
 #define STUB_LEN 32
+#define SETJMP_THUNK_LEN 64
 /* Dispatch code compares a site's target with at most this many known ones. */
 #define DISPATCH_TARGETS 16
 #define DISPATCH_LEN (64 + 16 + DISPATCH_TARGETS * 40 + 128)
@@ -89,6 +90,32 @@ bool dacce_rt_enabled(void)
 	return rt.enabled;
 }
 
+/*
+ * rt.lock is held with cancellation disabled: a thread cancelled at a
+ * cancellation point inside the runtime (open, pwrite, close, write,
+ * nanosleep, and whatever libc, libdw or realpath call in turn) would be
+ * unwound with the lock held, and every thread would then wait for it.
+ * The holder's own state is kept under the lock and put back only after
+ * the lock is released.
+ */
+static void hold_lock(void)
+{
+	int state;
+
+	pthread_mutex_lock(&rt.lock);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	rt.holder_cancel_state = state;
+}
+
+/* Returns the holder's cancel state, to put back with pthread_setcancelstate when all is done. */
+static int release_lock(void)
+{
+	int state = rt.holder_cancel_state;
+
+	pthread_mutex_unlock(&rt.lock);
+	return state;
+}
+
 void rt_lock(sigset_t *saved)
 {
 	sigset_t all;
@@ -96,14 +123,17 @@ void rt_lock(sigset_t *saved)
 	dacce_runtime_enter();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, saved);
-	pthread_mutex_lock(&rt.lock);
+	hold_lock();
 }
 
 void rt_unlock(const sigset_t *saved)
 {
-	pthread_mutex_unlock(&rt.lock);
+	int state = release_lock();
+
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
 	dacce_runtime_leave();
+	/* Last: a pending asynchronous cancellation acts here, out of the runtime's state. */
+	pthread_setcancelstate(state, NULL);
 }
 
 _Noreturn void rt_fatal(const char *what, int err)
@@ -766,6 +796,14 @@ static int op_for_edge(uint32_t edge, struct dacce_rt_op *op)
 	return err;
 }
 
+/* The code of edge now returns to after (0: a tail jump, which returns through the tail stub). */
+static void set_edge_return(uint32_t edge, uintptr_t after)
+{
+	if (edge < RT_MAX_COUNTED_EDGES)
+		__atomic_store_n(&rt.edge_returns[edge], after ? after : rt.tail_stub,
+				 __ATOMIC_RELEASE);
+}
+
 /*
  * The code for one edge of a site in the current epoch: *entry is where the
  * site jumps, *after where the callee returns (0 for a tail jump).  near is
@@ -890,6 +928,7 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 		site->tramp_after = after;
 		site->edge = edge;
 		site->op = op;
+		set_edge_return(edge, after);
 	}
 	tramp = site->tramp;
 	rt_unlock(&saved);
@@ -930,6 +969,7 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 	site->by_target[site->n_by_target++] = (struct branch_tramp){
 		.target = target, .tramp = *tramp, .after = after, .edge = edge, .op = op,
 	};
+	set_edge_return(edge, after);
 	return 0;
 }
 
@@ -988,9 +1028,9 @@ static int handle_trap(void *uc_void, uintptr_t at)
 	int err, saved_errno = errno; /* a signal handler must leave errno as it found it */
 
 	/* Every signal is already blocked in the SIGTRAP handler. */
-	pthread_mutex_lock(&rt.lock);
+	hold_lock();
 	if (dacce_hashmap_get(&rt.trapped_at, at, &index)) {
-		pthread_mutex_unlock(&rt.lock);
+		pthread_setcancelstate(release_lock(), NULL);
 		errno = saved_errno;
 		return 0;
 	}
@@ -1020,7 +1060,7 @@ static int handle_trap(void *uc_void, uintptr_t at)
 		rt_fatal("instrumenting a trapped site", err);
 	else if (rt.sites[index].dispatched && (err = dispatch_new_target(index, br.target, next)))
 		rt_fatal("updating dispatch code", err);
-	pthread_mutex_unlock(&rt.lock);
+	pthread_setcancelstate(release_lock(), NULL);
 	errno = saved_errno;
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)next;
 	return 1;
@@ -1217,6 +1257,7 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 			site->tramp = p->entry;
 			site->tramp_after = p->after;
 			site->op = p->op;
+			set_edge_return(site->edge, p->after);
 			if (!err)
 				err = point_site(mem, site, p->entry);
 		} else if (p->slot == PLAN_DISPATCH) {
@@ -1236,6 +1277,7 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 			t->tramp = p->entry;
 			t->after = p->after;
 			t->op = p->op;
+			set_edge_return(t->edge, p->after);
 			if (site->table && dacce_lookup_get(site->table, t->target))
 				dacce_lookup_set(site->table, t->target, p->entry);
 			if (!err && site->promoted)
@@ -1335,9 +1377,106 @@ void dacce_rt_thread_outside(void)
 	dacce_runtime_leave();
 }
 
-void dacce_rt_mark_save(const void *env)
+/*
+ * Whether the code that called a runtime entry point, returning to ret, is
+ * the call the thread's context ends with: the call through the top entry's
+ * edge, whose code pushed that entry just before calling us (calls out of
+ * the program are always pushed), or a tail jump's, returning through the
+ * tail stub.  Code the runtime never instrumented (a callback nobody
+ * decoded, a library) calls us with the top entry still naming the
+ * boundary call it was entered from: decoding that would name the wrong
+ * caller, so its context is partial.
+ */
+static bool called_through_top(const struct dacce_tls *tls, uintptr_t ret)
+{
+	uint32_t edge;
+
+	if (tls->cc_top == tls->cc_base)
+		return false;
+	edge = tls->cc_top[-1].edge;
+	return edge < RT_MAX_COUNTED_EDGES &&
+	       __atomic_load_n(&rt.edge_returns[edge], __ATOMIC_ACQUIRE) == ret;
+}
+
+/* Marks are also found by where their setjmp returns: the return address and the stack pointer. */
+static uint64_t return_key(uintptr_t ret, uintptr_t sp)
+{
+	return sp ^ dacce_hash64(ret);
+}
+
+/*
+ * Where setjmp returns instead of ret: `test %eax, %eax`, straight on to
+ * ret when it is 0 (the first return), else to the runtime's landing with
+ * ret in %r11 (a longjmp came back, maybe glibc's own, which the runtime
+ * does not see: the landing rewinds the context first).  One per return
+ * point, built on first use.
+ */
+static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
+{
+	static const uint8_t test_eax[] = { 0x85, 0xc0 };
+	uint32_t index;
+	struct x86_buf b;
+	x86_label again;
+	uint8_t *write;
+	int err;
+
+	if (dacce_hashmap_get(&rt.thunk_at, ret, &index) == 0) {
+		*thunk = rt.thunks[index];
+		return 0;
+	}
+	if (rt.n_thunks == rt.cap_thunks) {
+		uint32_t cap = rt.cap_thunks ? rt.cap_thunks * 2 : 16;
+		uintptr_t *grown = realloc(rt.thunks, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		rt.thunks = grown;
+		rt.cap_thunks = cap;
+	}
+	err = dacce_codecache_alloc(&rt.cache, ret, ret + 1, SETJMP_THUNK_LEN, 16, thunk, &write);
+	if (err)
+		return err;
+	x86_init(&b, write, SETJMP_THUNK_LEN, *thunk);
+	x86_endbr64(&b); /* longjmp enters by an indirect jump */
+	x86_bytes(&b, test_eax, sizeof(test_eax));
+	again = x86_jcc_short(&b, X86_JNE);
+	x86_jmp_abs_indirect(&b, ret);
+	x86_bind(&b, again);
+	x86_movabs_r11(&b, ret);
+	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_setjmp_again);
+	if (b.overflow)
+		return -ENOSPC;
+	err = dacce_hashmap_put(&rt.thunk_at, ret, rt.n_thunks);
+	if (!err)
+		rt.thunks[rt.n_thunks++] = *thunk;
+	return err;
+}
+
+/* The mark kept under key in map: found, or a new one.  0 or -ENOMEM. */
+static int mark_slot(struct dacce_hashmap *map, uint64_t key, uint32_t *index)
+{
+	if (dacce_hashmap_get(map, key, index) == 0)
+		return 0;
+	if (rt.n_marks == rt.cap_marks) {
+		uint32_t cap = rt.cap_marks ? rt.cap_marks * 2 : 64;
+		struct jump_mark *grown = realloc(rt.marks, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		rt.marks = grown;
+		rt.cap_marks = cap;
+	}
+	*index = rt.n_marks;
+	if (dacce_hashmap_put(map, key, *index))
+		return -ENOMEM;
+	rt.n_marks++;
+	return 0;
+}
+
+void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot)
 {
 	struct dacce_tls *tls = dacce_tls_self();
+	uintptr_t ret = *ret_slot, sp = (uintptr_t)(ret_slot + 1), thunk;
 	struct jump_mark mark;
 	uint32_t index;
 	sigset_t saved;
@@ -1348,28 +1487,46 @@ void dacce_rt_mark_save(const void *env)
 		.thread = tls,
 		.id = tls->id,
 		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base),
-		.top_aux = tls->cc_top > tls->cc_base ? tls->cc_top[-1].aux : 0,
+		.top = tls->cc_top > tls->cc_base ? tls->cc_top[-1] : (struct dacce_cc_entry){ 0 },
 		.tc_depth = (uint32_t)(tls->tc_top - tls->tc_base),
 	};
 	rt_lock(&saved);
-	if (dacce_hashmap_get(&rt.marks_at, (uintptr_t)env, &index)) {
-		if (rt.n_marks == rt.cap_marks) {
-			uint32_t cap = rt.cap_marks ? rt.cap_marks * 2 : 64;
-			struct jump_mark *grown = realloc(rt.marks, cap * sizeof(*grown));
-
-			if (!grown)
-				goto unlock;
-			rt.marks = grown;
-			rt.cap_marks = cap;
-		}
-		index = rt.n_marks;
-		if (dacce_hashmap_put(&rt.marks_at, (uintptr_t)env, index))
-			goto unlock;
-		rt.n_marks++;
-	}
+	if (mark_slot(&rt.marks_at, (uintptr_t)env, &index))
+		goto unlock;
 	rt.marks[index] = mark;
+	/*
+	 * Called by instrumented code: setjmp returns through a thunk, so that
+	 * a jump the runtime does not interpose (glibc's to a cleanup handler of
+	 * pthread_exit or a cancellation) rewinds the context too.  That mark
+	 * is kept apart, by where the jump lands: programs copy jmp_bufs (bash
+	 * saves and restores its top level one), and the mark of env may then
+	 * be another setjmp's.
+	 */
+	if (called_through_top(tls, ret) && setjmp_thunk(ret, &thunk) == 0 &&
+	    mark_slot(&rt.marks_by_return, return_key(ret, sp), &index) == 0) {
+		mark.ret = ret;
+		mark.sp = sp;
+		rt.marks[index] = mark;
+		*ret_slot = thunk;
+	}
 unlock:
 	rt_unlock(&saved);
+}
+
+/* Back to mark, when it is this thread's and outward from here; else the context is partial. */
+static void rewind_to(struct dacce_tls *tls, bool found, const struct jump_mark *mark)
+{
+	if (!found || mark->thread != tls ||
+	    mark->cc_depth > (uint32_t)(tls->cc_top - tls->cc_base) ||
+	    mark->tc_depth > (uint32_t)(tls->tc_top - tls->tc_base)) {
+		dacce_rt_thread_outside();
+		return;
+	}
+	tls->id = mark->id;
+	tls->cc_top = tls->cc_base + mark->cc_depth;
+	if (mark->cc_depth)
+		tls->cc_top[-1] = mark->top; /* the slot may hold a later call's entry by now */
+	tls->tc_top = tls->tc_base + mark->tc_depth;
 }
 
 void dacce_rt_mark_rewind(const void *env)
@@ -1388,19 +1545,32 @@ void dacce_rt_mark_rewind(const void *env)
 	if (found)
 		mark = rt.marks[index];
 	rt_unlock(&saved);
-	/* A jump goes outward only: a mark deeper than now, or another thread's, is not ours. */
-	if (!found || mark.thread != tls || mark.cc_depth > (uint32_t)(tls->cc_top - tls->cc_base) ||
-	    mark.tc_depth > (uint32_t)(tls->tc_top - tls->tc_base)) {
-		dacce_rt_thread_outside();
-		goto out;
-	}
-	tls->id = mark.id;
-	tls->cc_top = tls->cc_base + mark.cc_depth;
-	if (mark.cc_depth)
-		tls->cc_top[-1].aux = mark.top_aux;
-	tls->tc_top = tls->tc_base + mark.tc_depth;
-out:
+	rewind_to(tls, found, &mark);
 	dacce_runtime_leave();
+}
+
+uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	struct jump_mark mark = { 0 };
+	int saved_errno = errno;
+	uint32_t index;
+	sigset_t saved;
+	bool found;
+
+	if (!rt.enabled || !tls->cc_base)
+		return ret;
+	dacce_runtime_enter();
+	rt_lock(&saved);
+	found = dacce_hashmap_get(&rt.marks_by_return, return_key(ret, sp), &index) == 0;
+	if (found)
+		mark = rt.marks[index];
+	rt_unlock(&saved);
+	/* The map is by hash: the latest setjmp here, or another one's. */
+	rewind_to(tls, found && mark.ret == ret && mark.sp == sp, &mark);
+	dacce_runtime_leave();
+	errno = saved_errno;
+	return ret;
 }
 
 /* Whether node is one of the program's functions we decoded (not a boundary). */
@@ -1566,7 +1736,7 @@ static int return_addresses(const struct dacce_dict *dict, struct dacce_snapshot
 	return count;
 }
 
-int dacce_rt_backtrace(void **buffer, int size)
+int dacce_rt_backtrace(void **buffer, int size, uintptr_t ret)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 	struct dacce_snapshot snap;
@@ -1576,6 +1746,10 @@ int dacce_rt_backtrace(void **buffer, int size)
 	if (!rt.enabled || !tls->cc_base)
 		return -ENODATA;
 	rt_lock(&saved);
+	if (!called_through_top(tls, ret)) {
+		rt_unlock(&saved);
+		return -ENODATA;
+	}
 	snap = (struct dacce_snapshot){
 		.epoch = tls->epoch, .id = tls->id,
 		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base), .cc = tls->cc_base,
@@ -1590,7 +1764,7 @@ _Static_assert(sizeof(struct dacce_context_entry) == sizeof(struct dacce_cc_entr
 		       offsetof(struct dacce_context_entry, aux) == offsetof(struct dacce_cc_entry, aux),
 	       "a snapshot's entries are ccStack entries");
 
-int dacce_rt_context_get(struct dacce_context *ctx)
+int dacce_rt_context_get(struct dacce_context *ctx, uintptr_t ret)
 {
 	const struct dacce_tls *tls = dacce_tls_self();
 	uint32_t depth, kept;
@@ -1599,6 +1773,10 @@ int dacce_rt_context_get(struct dacce_context *ctx)
 		return -ENODATA;
 	/* No lock: only a re-encoding changes the block under us, and it waits for runtime code. */
 	dacce_runtime_enter();
+	if (!called_through_top(tls, ret)) {
+		dacce_runtime_leave();
+		return -ENODATA;
+	}
 	depth = (uint32_t)(tls->cc_top - tls->cc_base);
 	kept = depth < DACCE_CONTEXT_ENTRIES ? depth : DACCE_CONTEXT_ENTRIES;
 	ctx->epoch = tls->epoch;
@@ -1667,7 +1845,7 @@ static void before_fork(void)
 	dacce_threads_lock();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_saved_mask);
-	pthread_mutex_lock(&rt.lock);
+	hold_lock();
 	dacce_alloc_before_fork();
 }
 
@@ -1679,13 +1857,13 @@ static void before_fork(void)
  */
 static void after_fork(bool child)
 {
-	int err;
+	int err, cancel_state;
 
 	dacce_alloc_after_fork();
 	err = dacce_codecache_unshare(&rt.cache);
 	if (err)
 		rt_fatal("keeping the code cache apart across fork", err);
-	pthread_mutex_unlock(&rt.lock);
+	cancel_state = release_lock();
 	if (child)
 		dacce_threads_after_fork(); /* the registry holds only this thread now */
 	else
@@ -1694,6 +1872,7 @@ static void after_fork(bool child)
 	dacce_runtime_leave();
 	if (child)
 		dacce_epoch_after_fork();
+	pthread_setcancelstate(cancel_state, NULL);
 }
 
 static void in_parent_after_fork(void)
@@ -1757,6 +1936,17 @@ static int build_tail_stub(void)
 	return 0;
 }
 
+static int reserve_edge_returns(void)
+{
+	void *p = mmap(NULL, RT_MAX_COUNTED_EDGES * sizeof(*rt.edge_returns), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	rt.edge_returns = p;
+	return 0;
+}
+
 int dacce_rt_start(uintptr_t main_fn)
 {
 	struct dacce_encode_opts opts;
@@ -1773,6 +1963,8 @@ int dacce_rt_start(uintptr_t main_fn)
 	dacce_hashmap_init(&rt.trapped_at);
 	dacce_hashmap_init(&rt.decoded);
 	dacce_hashmap_init(&rt.marks_at);
+	dacce_hashmap_init(&rt.marks_by_return);
+	dacce_hashmap_init(&rt.thunk_at);
 	dacce_hashmap_init(&rt.entry_site);
 	dacce_codecache_init(&rt.cache);
 	rt.tpoff = dacce_tls_tpoff();
@@ -1784,6 +1976,8 @@ int dacce_rt_start(uintptr_t main_fn)
 		err = dacce_patch_init();
 	if (!err)
 		err = build_tail_stub();
+	if (!err)
+		err = reserve_edge_returns();
 	if (err)
 		return err;
 	dacce_rt_set_slow_handler(on_first_call);

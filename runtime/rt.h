@@ -35,9 +35,16 @@ void dacce_rt_thread_outside(void);
 /*
  * setjmp recorded this thread's context block for env; longjmp to env puts
  * it back.  A jump with no usable mark leaves the thread's context partial.
+ * ret_slot holds setjmp's return address: mark_save may point it at a thunk
+ * that sends a second return (from any longjmp, glibc's internal ones too)
+ * to dacce_setjmp_again (setjmp_stubs.S), which calls dacce_rt_setjmp_again
+ * with the original return address and the stack pointer there; that
+ * rewinds the context and returns where to go on.
  */
-void dacce_rt_mark_save(const void *env);
+void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot);
 void dacce_rt_mark_rewind(const void *env);
+uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp);
+void dacce_setjmp_again(void);
 
 /*
  * A signal handler starts as a nested root on top of the interrupted
@@ -70,14 +77,17 @@ void dacce_rt_thread_end(void);
 /*
  * The return addresses of this thread's context, innermost first, as an
  * uninstrumented run would have them, from the function that called through
- * the boundary edge on top of the ccStack out to the root.  Returns the count
- * or a negative errno (-ENODATA for a partial context).
+ * the boundary edge on top of the ccStack out to the root.  ret is the
+ * caller's return address (__builtin_return_address(0) of the public entry
+ * point): a caller that did not come through that edge (code the runtime
+ * never instrumented) has a partial context.  Returns the count or a
+ * negative errno (-ENODATA for a partial context).
  */
-int dacce_rt_backtrace(void **buffer, int size);
+int dacce_rt_backtrace(void **buffer, int size, uintptr_t ret);
 
-/* The snapshot API (include/dacce.h): 0 or a count, else a negative errno. */
+/* The snapshot API (include/dacce.h): 0 or a count, else a negative errno.  ret: as above. */
 struct dacce_context;
-int dacce_rt_context_get(struct dacce_context *ctx);
+int dacce_rt_context_get(struct dacce_context *ctx, uintptr_t ret);
 int dacce_rt_context_decode(const struct dacce_context *ctx, void **buffer, int size);
 
 /* Log a one-line message when DACCE_LOG is set (or always for errors). */

@@ -61,15 +61,23 @@ struct rt_site {
 	uint32_t n_by_target, cap_by_target;
 };
 
-/* What setjmp saw, for its jmp_buf. */
+/*
+ * What setjmp saw, for its jmp_buf.  The top entry (the call to setjmp) is
+ * kept whole: it is popped when setjmp returns, and later calls from the
+ * same frame reuse its slot, so neither a re-encoding (translating the
+ * mark) nor the longjmp (putting it back) can take it from the ccStack.
+ */
 struct jump_mark {
 	const struct dacce_tls *thread; /* whose block (a jmp_buf is a thread's own); NULL: dropped */
 	uint64_t id;
-	uint32_t cc_depth, top_aux, tc_depth;
+	struct dacce_cc_entry top; /* when cc_depth > 0 */
+	uint32_t cc_depth, tc_depth;
+	uintptr_t ret, sp; /* a mark by return: where setjmp returns (through a thunk); else 0 */
 };
 
 struct rt_state {
 	pthread_mutex_t lock;
+	int holder_cancel_state; /* the lock holder's, put back when it lets go (rt.c) */
 	bool enabled;
 	bool verbose;
 	bool counting; /* DACCE_COUNT: code counts calls and pushes in the TLS block */
@@ -90,7 +98,17 @@ struct rt_state {
 	struct dacce_hashmap marks_at;	 /* jmp_buf address -> index in marks */
 	struct jump_mark *marks;
 	uint32_t n_marks, cap_marks;
+	struct dacce_hashmap marks_by_return; /* hash of where setjmp returns (address, sp) -> mark */
+	struct dacce_hashmap thunk_at;	      /* setjmp's return address -> index in thunks */
+	uintptr_t *thunks;
+	uint32_t n_thunks, cap_thunks;
 	uint64_t *edge_hits;		 /* pushes of each edge counted by its trampoline */
+	/*
+	 * Where a call through each edge returns now: its trampoline's return
+	 * point, or the tail stub for a tail jump (0: no code yet).  Read
+	 * without the lock (dacce_context_get); the array never moves.
+	 */
+	uintptr_t *edge_returns;
 	uintptr_t tail_stub;
 	int32_t tpoff;
 	/* Counters for the exit summary. */
@@ -100,7 +118,7 @@ struct rt_state {
 /* The one instance, internal to libdacce. */
 extern struct rt_state rt __attribute__((visibility("hidden")));
 
-/* Edges the hit counters cover (their array is reserved once, touched on demand). */
+/* Edges the hit counters and edge_returns cover (reserved once, touched on demand). */
 #define RT_MAX_COUNTED_EDGES (1u << 22)
 
 /* Locks with every signal blocked: a handler on this thread must not wait for us. */

@@ -130,8 +130,10 @@ __attribute__((visibility("default"))) pid_t vfork(void)
 	return fork();
 }
 
-__attribute__((visibility("default"))) int dacce_backtrace(void **buffer, int size)
+/* The public entry points pass their return address: the runtime checks who called (rt.h). */
+__attribute__((visibility("default"), noinline)) int dacce_backtrace(void **buffer, int size)
 {
+	uintptr_t ret = (uintptr_t)__builtin_return_address(0);
 	int n;
 
 	if (!buffer && size > 0) {
@@ -142,7 +144,7 @@ __attribute__((visibility("default"))) int dacce_backtrace(void **buffer, int si
 		errno = ENOSYS;
 		return -1;
 	}
-	n = dacce_rt_backtrace(buffer, size);
+	n = dacce_rt_backtrace(buffer, size, ret);
 	if (n < 0) {
 		errno = -n;
 		return -1;
@@ -150,8 +152,9 @@ __attribute__((visibility("default"))) int dacce_backtrace(void **buffer, int si
 	return n;
 }
 
-__attribute__((visibility("default"))) int dacce_context_get(struct dacce_context *ctx)
+__attribute__((visibility("default"), noinline)) int dacce_context_get(struct dacce_context *ctx)
 {
+	uintptr_t ret = (uintptr_t)__builtin_return_address(0);
 	int err;
 
 	if (!ctx) {
@@ -162,7 +165,7 @@ __attribute__((visibility("default"))) int dacce_context_get(struct dacce_contex
 		errno = ENOSYS;
 		return -1;
 	}
-	err = dacce_rt_context_get(ctx);
+	err = dacce_rt_context_get(ctx, ret);
 	if (err) {
 		errno = -err;
 		return -1;

@@ -7,7 +7,7 @@
  * protected, faulting in its own code and inside libc (memset); the SIGSEGV
  * handler opens the page and returns, so the faulting instruction runs again.
  * Probes in every handler, and after each signal in the interrupted code.
- * (Leaving a SIGSEGV handler with siglongjmp: tests/programs/pending/segvjump.c.)
+ * (Leaving a SIGSEGV handler with siglongjmp: segvjump.c.)
  */
 #include <pthread.h>
 #include <signal.h>

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * PENDING (a runtime bug, see README.md here): SIGSEGV handlers on an
- * alternate stack that leave with siglongjmp, for faults in the program's own
- * code, in libc (strlen of a bad pointer) and a stack overflow in a thread
- * with a small stack (its own alternate stack); plus raised signals handled
- * on the alternate stack.  Probes in the handlers, and after each siglongjmp,
- * where the context must be the one sigsetjmp saw.  Under
- * DACCE_EPOCH_STRESS=1, about one run in ten reads "partial" after a
- * siglongjmp when an epoch was installed between sigsetjmp and siglongjmp.
+ * SIGSEGV handlers on an alternate stack that leave with siglongjmp, for
+ * faults in the program's own code, in libc (strlen of a bad pointer) and a
+ * stack overflow in a thread with a small stack (its own alternate stack);
+ * plus raised signals handled on the alternate stack.  Probes in the
+ * handlers, and after each siglongjmp, where the context must be the one
+ * sigsetjmp saw, also when a re-encoding came in between
+ * (DACCE_EPOCH_STRESS=1: the setjmp marks are translated).
  */
 #include <pthread.h>
 #include <setjmp.h>

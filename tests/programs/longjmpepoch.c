@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * PENDING (a runtime bug, see README.md here): the smallest reproduction.  A
- * thread calls setjmp, recurses 50 levels with 4 KB frames (slow enough, with
- * the page faults of a fresh stack, for a re-encoding to land in between
- * under DACCE_EPOCH_STRESS=1) and longjmps back.  The context after longjmp
- * must be the one setjmp saw; under the runtime it reads "partial" in most
- * runs with DACCE_EPOCH_STRESS=1 (never with DACCE_EPOCHS=0), and stays
- * partial for every later round.
+ * A re-encoding between setjmp and longjmp.  A thread calls setjmp, recurses
+ * 50 levels with 4 KB frames (slow enough, with the page faults of a fresh
+ * stack, for a re-encoding to land in between under DACCE_EPOCH_STRESS=1)
+ * and longjmps back, three rounds.  The context after longjmp must be the one
+ * setjmp saw: the runtime translates the setjmp mark with each epoch, from
+ * the mark's own top entry (the call to setjmp, whose ccStack slot the
+ * recursion's first call has reused by then).
  */
 #include <pthread.h>
 #include <setjmp.h>
