@@ -8,7 +8,7 @@
 # Usage: validate-programs.sh DACCE BUILD_DIR [VARIANT...]   (default variants: O2 O0)
 # VALIDATE_SHOW=1 prints each program's validate lines.
 set -u
-dacce=$1
+dacce=$(readlink -f "$1")
 build=$2
 shift 2
 variants=("$@")
