@@ -1669,12 +1669,20 @@ void dacce_rt_thread_end(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
+	/*
+	 * Runtime work from here to the memset below (which ends it): the
+	 * thread's frames are gone (it returned, or it was unwound by
+	 * cancellation or pthread_exit), so its context names none of them.
+	 */
+	tls->runtime_depth++;
 	/* Out of the registry first: nobody stops or translates it after this. */
 	dacce_thread_unregister();
 	dacce_patch_thread_exit();
 	dacce_epoch_nudge(); /* the last one out: the policy thread ends the process */
-	if (!tls->cc_base)
+	if (!tls->cc_base) {
+		tls->runtime_depth--;
 		return;
+	}
 	munmap(tls->cc_base, CC_RESERVE);
 	munmap(tls->tc_base, TC_RESERVE);
 	memset(tls, 0, sizeof(*tls));
