@@ -7,6 +7,8 @@
 #
 # Usage: validate-programs.sh DACCE BUILD_DIR [VARIANT...]   (default variants: O2 O0)
 # VALIDATE_SHOW=1 prints each program's validate lines.
+# Programs listed in tests/validate-known.txt (a known runtime limitation) run and print
+# their numbers as KNOWN, counting neither as passed nor as failed.
 set -u
 dacce=$(readlink -f "$1")
 build=$2
@@ -19,6 +21,7 @@ trap 'rm -rf "$work"' EXIT
 
 passed=0
 failed=0
+known=0
 samples=0
 verified=0
 exact=0
@@ -30,6 +33,7 @@ fi
 for f in tests/programs/*.c tests/programs/*.cpp; do
 	case $f in *.lib.c) continue ;; esac
 	prog=$(basename "${f%.*}")
+	why_known=$(awk -v p="$prog" '$1 == p { $1 = ""; sub(/^ +/, ""); print; exit }' tests/validate-known.txt)
 	for variant in "${variants[@]}"; do
 		bin=$out/$prog-$variant
 		if [ ! -x "$bin" ]; then
@@ -43,7 +47,7 @@ for f in tests/programs/*.c tests/programs/*.cpp; do
 			(cd "$(dirname "$bin")" && timeout -k 10 300 env DACCE_LOG= "$dacce" launch -q \
 				--validate -F 20011 -o "$work/$prog-$variant.db" -- "$bin") >"$work/out" 2>&1
 			line=$(grep '^validate: samples=' "$work/out")
-			if [ "$attempt" = 1 ] && [ -n "$line" ] && ! grep -q ' mismatched=0 ' <<<"$line"; then
+			if [ "$attempt" = 1 ] && [ -z "$why_known" ] && [ -n "$line" ] && ! grep -q ' mismatched=0 ' <<<"$line"; then
 				echo "RETRY $prog-$variant: $line"
 				sed -n '/^validate: mismatch/,$p' "$work/out" | head -n 30
 				continue
@@ -56,6 +60,11 @@ for f in tests/programs/*.c tests/programs/*.cpp; do
 			continue
 		fi
 		[ -n "${VALIDATE_SHOW:-}" ] && grep '^validate' "$work/out" | sed "s/^/$prog-$variant: /"
+		if [ -n "$why_known" ]; then
+			echo "KNOWN $prog-$variant: $line ($why_known)"
+			known=$((known + 1))
+			continue
+		fi
 		read -r s v e m <<<"$(sed -n 's/.*samples=\([0-9]*\) verified=\([0-9]*\) exact=\([0-9]*\) mismatched=\([0-9]*\).*/\1 \2 \3 \4/p' <<<"$line")"
 		samples=$((samples + s))
 		verified=$((verified + v))
@@ -69,7 +78,8 @@ for f in tests/programs/*.c tests/programs/*.cpp; do
 		fi
 	done
 done
-echo "validate-programs: corpus: samples=$samples verified=$verified exact=$exact"
+echo "validate-programs: corpus: samples=$samples verified=$verified exact=$exact" \
+	"(without $known known runs: tests/validate-known.txt)"
 # A corpus that verified nothing proved nothing.
 if [ "$verified" -lt 1000 ]; then
 	echo "FAIL: only $verified samples verified over the corpus"
