@@ -490,7 +490,7 @@ static void store_counters(struct session *s)
 }
 
 /* Validates what was captured (--validate); prints the result. */
-static int validate_capture(struct session *s, const struct launch_opts *o)
+static int validate_capture(struct session *s)
 {
 	struct dacce_validate_options opts = { .show_mismatches = 10 };
 	struct dacce_validate_result result;
@@ -507,7 +507,6 @@ static int validate_capture(struct session *s, const struct launch_opts *o)
 		return err;
 	}
 	dacce_validate_print(stderr, &result);
-	(void)o;
 	return 0;
 }
 
@@ -650,7 +649,7 @@ int dacce_cmd_launch(int argc, char **argv)
 		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
 	child = -1;
-	if (o.validate && validate_capture(&s, &o))
+	if (o.validate && validate_capture(&s))
 		exit_code = exit_code ? exit_code : 1;
 out:
 	if (go[1] >= 0)
