@@ -30,6 +30,7 @@ struct dacce_tls_block {
 	__u64 calls;
 	__u64 pushes;
 	__u64 sigreturn_sp;
+	__u64 jump_sp;
 };
 #define CC_ENTRY_SIZE 16
 
@@ -145,6 +146,9 @@ static void read_context(struct task_struct *task, __s64 tpoff, __u64 sp,
 		out->flags |= DACCE_CTX_IN_RUNTIME;
 	if (sp && tls.sigreturn_sp == sp)
 		out->flags |= DACCE_CTX_SIGRETURN;
+	/* In libc's longjmp after the runtime put the landing's context back. */
+	if (sp && tls.jump_sp && sp < tls.jump_sp)
+		out->flags |= DACCE_CTX_IN_RUNTIME;
 	if (!tls.cc_base || tls.cc_top < tls.cc_base) {
 		out->flags |= DACCE_CTX_NO_STACK;
 		return;

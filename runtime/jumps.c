@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "rt.h"
+#include "tls.h"
 
 typedef void (*longjmp_fn)(void *, int);
 
@@ -54,6 +55,10 @@ __attribute__((visibility("default"), noreturn)) void __longjmp_chk(void *env, i
 
 static _Noreturn void jump(longjmp_fn real, void *env, int val)
 {
+	/* Before the rewind: from here the context is the landing's, the frames not yet. */
+	__atomic_store_n(&dacce_tls_self()->jump_sp, (uint64_t)(uintptr_t)__builtin_frame_address(0),
+			 __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	dacce_rt_mark_rewind(env);
 	real(env, val);
 	abort();

@@ -1561,6 +1561,7 @@ uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp)
 	if (!rt.enabled || !tls->cc_base)
 		return ret;
 	dacce_runtime_enter();
+	tls->jump_sp = 0; /* landed */
 	rt_lock(&saved);
 	found = dacce_hashmap_get(&rt.marks_by_return, return_key(ret, sp), &index) == 0;
 	if (found)

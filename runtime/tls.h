@@ -54,6 +54,15 @@ struct dacce_tls {
 	 * interrupted code's sp is above the signal frame, never equal to it.
 	 */
 	uint64_t sigreturn_sp;
+	/*
+	 * Set by the interposed longjmp family before it puts a setjmp's context
+	 * back, cleared where the jump lands (dacce_rt_setjmp_again): while the
+	 * thread runs libc's longjmp below this sp, its context is already the
+	 * landing's but its frames are not yet, so a sampler must not decode it.
+	 * A landing that does not pass there leaves it set: samples below it then
+	 * read "inside the runtime", never a wrong context.
+	 */
+	uint64_t jump_sp;
 };
 
 #define DACCE_TLS_ID offsetof(struct dacce_tls, id)
