@@ -33,29 +33,10 @@ static bool running_on_alt_stack(void)
 	return sigaltstack(NULL, &now) == 0 && (now.ss_flags & SS_ONSTACK);
 }
 
-/*
- * As probe_through, for a fault in the program's own code: glibc's
- * backtrace() also reports the interrupted pc itself, which the runtime's
- * context does not (docs/runtime.md, "Not done"); drop it natively.
- */
+/* probe_fault_at for the pc a fault interrupted. */
 NOINLINE static void probe_fault(const char *tag, const ucontext_t *uc)
 {
-	void *frames[256], *pc = (void *)uc->uc_mcontext.gregs[REG_RIP];
-	int native, n = probe_take(frames, 256, &native), len;
-	char line[256 * 20 + 64];
-
-	if (n < 0) {
-		printf("%s: partial\n", tag);
-		return;
-	}
-	if (native)
-		n--; /* _start */
-	len = snprintf(line, sizeof(line), "%s:", tag);
-	for (int i = 0; i < n; i++)
-		if (probe_in_program(frames[i]) && !(native && frames[i] == pc))
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
-					(unsigned long)probe_offset(frames[i]));
-	printf("%s\n", line);
+	probe_fault_at(tag, (void *)uc->uc_mcontext.gregs[REG_RIP]);
 }
 
 static void alt_stack_on(void)

@@ -121,24 +121,47 @@ static __attribute__((noinline)) void probe(const char *tag)
  * Keeps only the program's frames (natively also dropping the last one,
  * _start, which the context does not include) and prints them.
  */
-static __attribute__((noinline)) void probe_through(const char *tag)
+/* Prints the program's frames of n taken ones; natively without _start and without drop. */
+static void probe_print_program(const char *tag, void **frames, int n, int native,
+				const void *drop)
 {
-	void *frames[256];
-	int native, n = probe_take(frames, 256, &native), len;
 	char line[256 * 20 + 64];
+	int len;
 
 	if (n < 0) {
 		printf("%s: partial\n", tag);
 		return;
 	}
 	if (native)
-		n--;
+		n--; /* _start */
 	len = snprintf(line, sizeof(line), "%s:", tag);
 	for (int i = 0; i < n; i++)
-		if (probe_in_program(frames[i]))
+		if (probe_in_program(frames[i]) && !(native && drop && frames[i] == drop))
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
 					(unsigned long)probe_offset(frames[i]));
 	printf("%s\n", line);
+}
+
+static __attribute__((noinline)) void probe_through(const char *tag)
+{
+	void *frames[256];
+	int native, n = probe_take(frames, 256, &native);
+
+	probe_print_program(tag, frames, n, native, NULL);
+}
+
+/*
+ * As probe_through, for a fault in the program's own code (interrupted at
+ * pc): glibc's backtrace() also reports the interrupted pc itself, which
+ * the runtime's context does not (docs/runtime.md, "Not done"); drop it
+ * natively.
+ */
+static __attribute__((noinline)) void probe_fault_at(const char *tag, void *pc)
+{
+	void *frames[256];
+	int native, n = probe_take(frames, 256, &native);
+
+	probe_print_program(tag, frames, n, native, pc);
 }
 
 #endif
