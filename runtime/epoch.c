@@ -504,6 +504,7 @@ static bool alone_in_process(void)
 static void *policy_main(void *unused)
 {
 	(void)unused;
+	dacce_thread_self()->runtime_own = true;
 	dacce_control_connect();
 	for (;;) {
 		long ms = ep.backoff_ms < LIVENESS_MS ? ep.backoff_ms : LIVENESS_MS;

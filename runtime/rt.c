@@ -746,6 +746,10 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	if (err)
 		return err;
 	rt.n_decoded++;
+	/* Before the scan, which reads the function's bytes, the first one among them. */
+	err = dacce_entries_disarm(&rt.entries, fn);
+	if (err < 0)
+		return err;
 	err = dacce_scan_function((const uint8_t *)fn->start, fn->start, fn->start, fn->end,
 				  rt.exe_funcs.plt, rt.exe_funcs.n_plt, &scan);
 	if (err) {
@@ -1071,12 +1075,76 @@ static int handle_trap(void *uc_void, uintptr_t at)
  * thread, which a sampler must see as such: its pc is in the runtime or the
  * libraries it uses, and its context is being changed.
  */
+/*
+ * A thread the runtime did not start (made before it, or by a raw clone)
+ * that is about to run instrumented code: stacks, a partial context, and
+ * its end noticed through a thread-specific key.  rt.lock held.
+ */
+static void adopt_thread(void)
+{
+	dacce_rt_thread_partial();
+	if (rt.adopted_key_made)
+		pthread_setspecific(rt.adopted_key, &rt);
+}
+
+static void adopted_thread_ends(void *unused)
+{
+	(void)unused;
+	dacce_rt_thread_end();
+}
+
+/*
+ * The armed entry of a function nobody decoded yet (entries.h): decoded now,
+ * before its first instruction runs, and the thread sent back to it.  Met
+ * from inside runtime work (a library the runtime called, calling a function
+ * of the program that replaces it, such as malloc), the lock may be ours:
+ * the byte is only put back, and the function is decoded when instrumented
+ * code first calls it.
+ */
+static int handle_entry_trap(ucontext_t *uc, uintptr_t at, bool nested)
+{
+	const struct dacce_func *fn = dacce_entries_armed_at(&rt.entries, at), *f;
+	struct dacce_thread *self = dacce_thread_self();
+	int err, saved_errno = errno;
+	bool adopt;
+	uint32_t node;
+
+	if (!fn)
+		return 0;
+	adopt = !dacce_tls_self()->cc_base;
+	if (nested || (adopt && self->runtime_own)) {
+		err = dacce_entries_disarm(&rt.entries, fn);
+	} else {
+		/* Registered before the lock, as every thread (threads.h). */
+		if (adopt)
+			dacce_thread_register();
+		hold_lock();
+		if (adopt)
+			adopt_thread();
+		rt.n_entry_traps++;
+		err = node_at(at, &node, &f);
+		if (!err && f == fn)
+			err = decode_function(fn, node);
+		else if (!err)
+			err = dacce_entries_disarm(&rt.entries, fn);
+		pthread_setcancelstate(release_lock(), NULL);
+	}
+	if (err < 0)
+		rt_fatal("instrumenting a function entered from outside instrumented code", err);
+	errno = saved_errno;
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+	return 1;
+}
+
 static int on_trap(void *uc_void, uintptr_t at)
 {
+	bool nested = dacce_thread_self()->in_runtime > 0;
 	int handled;
 
 	dacce_runtime_enter();
-	handled = handle_trap(uc_void, at);
+	handled = handle_entry_trap(uc_void, at, nested);
+	if (!handled)
+		handled = handle_trap(uc_void, at);
 	dacce_runtime_leave();
 	return handled;
 }
@@ -1648,6 +1716,12 @@ void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save
 	dacce_runtime_leave();
 }
 
+void dacce_rt_thread_before_main(void)
+{
+	dacce_thread_register();
+	dacce_rt_thread_partial();
+}
+
 void dacce_rt_thread_partial(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
@@ -1833,11 +1907,13 @@ __attribute__((destructor)) static void log_summary(void)
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges, "
-		     "%llu trampolines, %llu first calls, %llu traps taken, code cache %zu regions, %s",
+		     "%llu trampolines, %llu first calls, %llu traps taken, %llu of %zu watched entries "
+		     "reached from outside, code cache %zu regions, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
-		     (unsigned long long)rt.n_traps, rt.cache.n, epochs);
+		     (unsigned long long)rt.n_traps, (unsigned long long)rt.n_entry_traps,
+		     rt.entries.n_armed, rt.cache.n, epochs);
 }
 
 /*
@@ -1956,6 +2032,14 @@ static int reserve_edge_returns(void)
 	return 0;
 }
 
+static bool already_decoded(const struct dacce_func *fn, void *ctx)
+{
+	uint32_t node;
+
+	(void)ctx;
+	return dacce_hashmap_get(&rt.decoded, fn->start, &node) == 0;
+}
+
 int dacce_rt_start(uintptr_t main_fn)
 {
 	struct dacce_encode_opts opts;
@@ -1997,6 +2081,11 @@ int dacce_rt_start(uintptr_t main_fn)
 	err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, main_fn, &main_edge);
 	if (err)
 		return err;
+	rt.adopted_key_made = pthread_key_create(&rt.adopted_key, adopted_thread_ends) == 0;
+	err = dacce_entries_arm(&rt.entries, &rt.exe_funcs, already_decoded, NULL);
+	if (err)
+		dacce_rt_log(true, "functions first entered from libraries are not instrumented: %s",
+			     strerror(-err));
 	dacce_encode_opts_default(&opts);
 	err = dacce_encode(rt.graph, &opts, &rt.dict);
 	if (err)

@@ -71,6 +71,12 @@ void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save
  */
 void dacce_rt_thread_partial(void);
 
+/*
+ * The main thread before main: constructors are program code, instrumented
+ * like the rest, and run with a partial context (main then starts it anew).
+ */
+void dacce_rt_thread_before_main(void);
+
 /* Frees the thread's stacks (at thread exit). */
 void dacce_rt_thread_end(void);
 

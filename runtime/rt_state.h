@@ -15,6 +15,7 @@
 
 #include "codecache.h"
 #include "dict.h"
+#include "entries.h"
 #include "funcs.h"
 #include "graph.h"
 #include "hashmap.h"
@@ -89,6 +90,9 @@ struct rt_state {
 	const struct dacce_module_info *exe;
 	struct dacce_funcs exe_funcs;
 	struct dacce_cfa *exe_cfa;	/* NULL: no unwind information */
+	struct dacce_entry_watch entries; /* functions not decoded yet trap on entry */
+	pthread_key_t adopted_key;	  /* set in threads adopted at an entry trap */
+	bool adopted_key_made;
 	uint32_t exe_module;
 	struct rt_site *sites; /* by graph site index */
 	uint32_t cap_sites;
@@ -113,6 +117,7 @@ struct rt_state {
 	int32_t tpoff;
 	/* Counters for the exit summary. */
 	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines;
+	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
 };
 
 /* The one instance, internal to libdacce. */

@@ -68,6 +68,7 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void 
 		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
 	}
 	program_main = main;
+	dacce_rt_thread_before_main();
 	return real(main_with_context, argc, argv, init, fini, rtld_fini, stack_end);
 }
 

@@ -27,6 +27,8 @@ struct dacce_thread {
 	 * stop must wait until it is out.  Only the thread itself changes it.
 	 */
 	volatile int in_runtime;
+	/* A thread of the runtime's own (the policy thread): never adopted (rt.c). */
+	bool runtime_own;
 	/* The stop protocol's fields (stop.c). */
 	atomic_int answer;	/* enum dacce_stop_answer */
 	atomic_uint answered_round;

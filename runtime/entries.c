@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+#include "entries.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "patch.h"
+
+#define INT3 0xcc
+#define ENTRY_ARMED 0x100u
+
+static size_t index_of(const struct dacce_entry_watch *w, const struct dacce_func *fn)
+{
+	return (size_t)(fn - w->funcs->funcs);
+}
+
+static bool watchable(const struct dacce_funcs *funcs, const struct dacce_func *fn)
+{
+	return fn->end > fn->start && !(fn->flags & DACCE_FUNC_FRAGMENT) &&
+	       !dacce_funcs_in_plt(funcs, fn->start);
+}
+
+/*
+ * Writes the int3s of the armed entries from funcs[first] on that share its
+ * page, in one write of the bytes between them (the others rewritten with
+ * their own values).  Returns the index after the last one written.
+ */
+static size_t write_page(struct dacce_entry_watch *w, int mem, size_t first, uintptr_t page_size,
+			 int *err)
+{
+	const struct dacce_func *funcs = w->funcs->funcs;
+	uintptr_t page = funcs[first].start & ~(page_size - 1);
+	uint8_t buf[page_size];
+	uintptr_t lo = funcs[first].start, hi = lo;
+	size_t i;
+
+	for (i = first; i < w->funcs->n && funcs[i].start < page + page_size; i++)
+		if (w->state[i])
+			hi = funcs[i].start;
+	memcpy(buf, (const void *)lo, hi - lo + 1);
+	for (size_t j = first; j < i; j++)
+		if (w->state[j])
+			buf[funcs[j].start - lo] = INT3;
+	*err = dacce_patch_mem_write(mem, lo, buf, hi - lo + 1);
+	return i;
+}
+
+int dacce_entries_arm(struct dacce_entry_watch *w, const struct dacce_funcs *funcs,
+		      bool (*skip)(const struct dacce_func *fn, void *ctx), void *ctx)
+{
+	uintptr_t page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+	int mem = -1, err = 0;
+	size_t i;
+
+	if (!w || !funcs || !skip)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	w->funcs = funcs;
+	w->state = calloc(funcs->n ? funcs->n : 1, sizeof(*w->state));
+	if (!w->state)
+		return -ENOMEM;
+	for (i = 0; i < funcs->n; i++) {
+		const struct dacce_func *fn = &funcs->funcs[i];
+
+		if (!watchable(funcs, fn) || skip(fn, ctx))
+			continue;
+		w->state[i] = (uint16_t)(ENTRY_ARMED | *(const uint8_t *)fn->start);
+		w->n_armed++;
+	}
+	if (w->n_armed == 0)
+		return 0;
+	mem = dacce_patch_mem_open();
+	if (mem < -1) {
+		err = mem;
+		goto cleanup;
+	}
+	for (i = 0; i < funcs->n && !err;) {
+		if (!w->state[i]) {
+			i++;
+			continue;
+		}
+		i = write_page(w, mem, i, page_size, &err);
+	}
+	dacce_patch_sync_cores();
+cleanup:
+	if (mem >= 0)
+		close(mem);
+	if (err) {
+		/* What was not written is not armed: its state must not claim otherwise. */
+		for (; i < funcs->n; i++)
+			w->state[i] = 0;
+	}
+	return err;
+}
+
+const struct dacce_func *dacce_entries_armed_at(const struct dacce_entry_watch *w, uintptr_t addr)
+{
+	const struct dacce_func *fn;
+
+	if (!w || !w->state)
+		return NULL;
+	fn = dacce_funcs_find(w->funcs, addr);
+	if (!fn || fn->start != addr)
+		return NULL;
+	return __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE) ? fn : NULL;
+}
+
+int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn)
+{
+	uint16_t state;
+	uint8_t original;
+	int err;
+
+	if (!w || !w->state || !fn || fn < w->funcs->funcs || fn >= w->funcs->funcs + w->funcs->n)
+		return 0;
+	state = __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE);
+	if (!state)
+		return 0;
+	/* The byte first, then the state: a thread that traps meanwhile still finds it armed. */
+	original = (uint8_t)state;
+	err = dacce_patch_write_quiet(fn->start, &original, 1);
+	dacce_patch_sync_cores();
+	if (err)
+		return err;
+	__atomic_store_n(&w->state[index_of(w, fn)], 0, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void dacce_entries_fini(struct dacce_entry_watch *w)
+{
+	if (!w)
+		return;
+	free(w->state);
+	w->state = NULL;
+	w->n_armed = 0;
+}
