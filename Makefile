@@ -131,7 +131,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core demo bench check check-programs check-real check-validate check-e2e check-pprof vm-check e2e-programs unit \
+.PHONY: all core demo bench check check-programs check-real check-validate check-e2e check-perfmap check-pprof vm-check e2e-programs unit \
 	simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -224,6 +224,9 @@ e2e-programs: $(E2E_PROGRAMS)
 
 check-e2e: $(DACCE_BIN) $(RT_LIB) $(E2E_PROGRAMS)
 	$(Q)tests/e2e.sh $(DACCE_BIN) $(RT_LIB) $(E2E_DIR)
+
+check-perfmap: $(RT_LIB) $(E2E_PROGRAMS)
+	$(Q)tests/perfmap.sh $(RT_LIB) $(E2E_DIR)/workload-O0
 
 check-pprof: $(REPORT_SAMPLE)
 	$(Q)tests/check-pprof.sh $(REPORT_SAMPLE)

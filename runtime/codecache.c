@@ -149,43 +149,64 @@ static uintptr_t find_gap(uintptr_t near_lo, uintptr_t near_hi, size_t size)
 	return best;
 }
 
+/*
+ * A second view of the shared pages at src, at the address at (0: anywhere),
+ * with src's protection.  at must be a mapping of ours (a reservation, or
+ * the view it replaces, in one step).  Returns the view or MAP_FAILED.
+ */
+static void *second_view(void *src, size_t size, uintptr_t at)
+{
+	if (at)
+		return mremap(src, 0, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)at);
+	return mremap(src, 0, size, MREMAP_MAYMOVE);
+}
+
+/*
+ * Shared anonymous memory rather than a memfd: /proc/PID/maps names it
+ * "/dev/zero (deleted)", which perf reads as anonymous code and names from
+ * /tmp/perf-PID.map (runtime/perfmap.h); a memfd's name it would look for as
+ * a file.  mremap with old size 0 gives the second view of the same pages.
+ */
 static int map_region(uintptr_t at, size_t size, struct dacce_code_region *region)
 {
-	int fd = memfd_create("dacce-code", MFD_CLOEXEC);
-	void *exec = MAP_FAILED, *write = MAP_FAILED;
+	void *reserve = MAP_FAILED, *exec = MAP_FAILED, *write;
 	int err;
 
-	if (fd < 0)
+	write = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (write == MAP_FAILED)
 		return -errno;
-	if (ftruncate(fd, (off_t)size) < 0) {
+	/* int3 everywhere: a stray jump into unused cache traps instead of sliding. */
+	memset(write, 0xcc, size);
+	/* The address is claimed first: a mapping someone made in the gap meanwhile stays. */
+	reserve = mmap((void *)at, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		       -1, 0);
+	if (reserve == MAP_FAILED) {
 		err = -errno;
 		goto cleanup;
 	}
-	exec = mmap((void *)at, size, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if ((uintptr_t)reserve != at) { /* kernels without MAP_FIXED_NOREPLACE treat it as a hint */
+		err = -EEXIST;
+		goto cleanup;
+	}
+	exec = second_view(write, size, at);
 	if (exec == MAP_FAILED) {
 		err = -errno;
 		goto cleanup;
 	}
-	if ((uintptr_t)exec != at) { /* kernels without MAP_FIXED_NOREPLACE treat it as a hint */
-		err = -EEXIST;
-		goto cleanup;
-	}
-	write = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (write == MAP_FAILED) {
+	reserve = MAP_FAILED; /* replaced by the view */
+	/* Nothing runs there yet: read+write becomes read+execute, never both. */
+	if (mprotect(exec, size, PROT_READ | PROT_EXEC) < 0) {
 		err = -errno;
 		goto cleanup;
 	}
-	/* int3 everywhere: a stray jump into unused cache traps instead of sliding. */
-	memset(write, 0xcc, size);
 	*region = (struct dacce_code_region){ .exec = at, .write = write, .size = size };
-	exec = write = MAP_FAILED;
-	err = 0;
+	return 0;
 cleanup:
 	if (exec != MAP_FAILED)
 		munmap(exec, size);
-	if (write != MAP_FAILED)
-		munmap(write, size);
-	close(fd);
+	if (reserve != MAP_FAILED)
+		munmap(reserve, size);
+	munmap(write, size);
 	return err;
 }
 
@@ -366,28 +387,28 @@ int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, ui
 	return window_carve(&cache->regions[cache->n - 1], lo, hi, len, exec, write) ? 0 : -ENOSPC;
 }
 
-/* Replaces one region's memfd by a private copy, at the same addresses. */
+/*
+ * Replaces one region's pages by a copy of its own, at the same addresses.
+ * Other threads may be running there (the parent of a fork): the copy is
+ * made read+execute before it replaces the executable view, in one step.
+ */
 static int copy_region(struct dacce_code_region *r)
 {
-	int fd = memfd_create("dacce-code", MFD_CLOEXEC);
-	void *write = MAP_FAILED, *exec;
+	void *copy, *write = MAP_FAILED;
 	int err;
 
-	if (fd < 0)
+	copy = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (copy == MAP_FAILED)
 		return -errno;
-	if (ftruncate(fd, (off_t)r->size) < 0) {
+	memcpy(copy, r->write, r->size);
+	if (mprotect(copy, r->size, PROT_READ | PROT_EXEC) < 0 ||
+	    second_view(copy, r->size, r->exec) == MAP_FAILED) {
 		err = -errno;
 		goto cleanup;
 	}
-	write = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (write == MAP_FAILED) {
-		err = -errno;
-		goto cleanup;
-	}
-	memcpy(write, r->write, r->size);
-	/* MAP_FIXED swaps the pages in one step: code returning into the region sees the same bytes. */
-	exec = mmap((void *)r->exec, r->size, PROT_READ | PROT_EXEC, MAP_SHARED | MAP_FIXED, fd, 0);
-	if (exec == MAP_FAILED) {
+	/* From here on the region runs the copy: failing to write it is fatal to the caller. */
+	write = second_view(copy, r->size, 0);
+	if (write == MAP_FAILED || mprotect(write, r->size, PROT_READ | PROT_WRITE) < 0) {
 		err = -errno;
 		goto cleanup;
 	}
@@ -398,7 +419,7 @@ static int copy_region(struct dacce_code_region *r)
 cleanup:
 	if (write != MAP_FAILED)
 		munmap(write, r->size);
-	close(fd);
+	munmap(copy, r->size);
 	return err;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Executable memory for trampolines, within rel32 reach of the code that
- * jumps to it.  Each region is one memfd mapped twice: read+execute where
- * it runs, read+write elsewhere for the runtime to fill in.  No mapping is
- * ever writable and executable at once.  Callers serialise allocation.
+ * jumps to it.  Each region is shared anonymous memory mapped twice:
+ * read+execute where it runs, read+write elsewhere for the runtime to fill
+ * in.  No mapping is ever writable and executable at once.  Callers
+ * serialise allocation.
  */
 #ifndef DACCE_RT_CODECACHE_H
 #define DACCE_RT_CODECACHE_H
@@ -51,7 +52,7 @@ int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, ui
 
 /*
  * Moves the process to a fresh copy of every region (same addresses, same
- * bytes).  The regions are shared mappings of memfds, which fork shares too:
+ * bytes).  The regions are shared mappings, which fork shares too:
  * parent and child both call this after a fork, before writing any code.
  */
 int dacce_codecache_unshare(struct dacce_codecache *cache);

@@ -42,6 +42,7 @@
 #include "modules.h"
 #include "ops.h"
 #include "patch.h"
+#include "perfmap.h"
 #include "probes.h"
 #include "reload.h"
 #include "scan.h"
@@ -255,6 +256,26 @@ static int note_entry(uintptr_t entry, uint32_t index)
 	return err;
 }
 
+/* Names generated code for perf (perfmap.h): what it is, and the site it serves. */
+static void name_code(const char *kind, const struct x86_buf *b, uintptr_t site)
+{
+	const struct dacce_func *fn;
+	const char *exe;
+	char name[192];
+
+	if (!dacce_perfmap_on())
+		return;
+	fn = dacce_funcs_find(&rt.exe_funcs, site);
+	exe = strrchr(rt.exe->path, '/') ? strrchr(rt.exe->path, '/') + 1 : rt.exe->path;
+	if (fn && fn->name)
+		snprintf(name, sizeof(name), "dacce:%s@%s+%#lx", kind, fn->name,
+			 (unsigned long)(site - fn->start));
+	else
+		snprintf(name, sizeof(name), "dacce:%s@%s+%#lx", kind, exe,
+			 (unsigned long)(site - rt.exe->bias));
+	dacce_perfmap_add(b->addr, b->len, name);
+}
+
 static int reserve_sites(uint32_t count)
 {
 	uint32_t cap = rt.cap_sites ? rt.cap_sites : 256;
@@ -321,7 +342,10 @@ static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
 	x86_spill_r11(&b, DACCE_RT_STUB_R11_SLOT);
 	x86_movabs_r11(&b, site);
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
-	return b.overflow ? -ENOSPC : 0;
+	if (b.overflow)
+		return -ENOSPC;
+	name_code("first_call", &b, near);
+	return 0;
 }
 
 static int redirect_site(uintptr_t addr, uintptr_t dest)
@@ -430,6 +454,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	if (b.overflow)
 		return -ENOSPC;
 	rt.n_trampolines++;
+	name_code("dispatch", &b, site->scan.addr);
 	err = note_entry(*entry, index);
 	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
 }
@@ -482,6 +507,7 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 	if (b.overflow)
 		return -ENOSPC;
 	rt.n_trampolines++;
+	name_code("dispatch", &b, site->scan.addr);
 	err = note_entry(*entry, index);
 	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
 }
@@ -584,7 +610,10 @@ static int make_landing(struct rt_site *site, uint32_t index)
 	x86_init(&b, write, LANDING_LEN, site->landing);
 	x86_jmp_rip_slot(&b, slot);
 	site->landing_slot = slot;
-	return b.overflow ? -ENOSPC : note_entry(site->landing, index);
+	if (b.overflow)
+		return -ENOSPC;
+	name_code("landing", &b, site->scan.addr);
+	return note_entry(site->landing, index);
 }
 
 /* Points a borrowed site's landing at its dispatch code (an aligned 8-byte store: atomic). */
@@ -854,8 +883,11 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 					     site->scan.addr + site->scan.len, entry, after);
 	}
 	*built = op;
+	if (err)
+		return err;
+	name_code(tail ? "tail" : "call", &b, site->scan.addr);
 	/* A thread stopped on the entry is at the site, in its function. */
-	return err ? err : note_entry(*entry, site_index);
+	return note_entry(*entry, site_index);
 }
 
 /* A jcc rel32 (0f 8x rel32): it can jump to a trampoline itself, the condition evaluated natively. */
@@ -1514,6 +1546,7 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_setjmp_again);
 	if (b.overflow)
 		return -ENOSPC;
+	name_code("setjmp_return", &b, ret);
 	err = dacce_hashmap_put(&rt.thunk_at, ret, rt.n_thunks);
 	if (!err)
 		rt.thunks[rt.n_thunks++] = *thunk;
@@ -1932,10 +1965,11 @@ static void before_fork(void)
 	pthread_sigmask(SIG_BLOCK, &all, &fork_saved_mask);
 	hold_lock();
 	dacce_alloc_before_fork();
+	dacce_perfmap_before_fork();
 }
 
 /*
- * Both sides move to copies of the code regions (shared memfd mappings)
+ * Both sides move to copies of the code regions (shared mappings)
  * before either can write to them again: whatever one writes later (new
  * trampolines, a re-encoding's forwarded return points) must not change the
  * other's code.
@@ -1949,6 +1983,8 @@ static void after_fork(bool child)
 	if (err)
 		rt_fatal("keeping the code cache apart across fork", err);
 	cancel_state = release_lock();
+	if (child)
+		dacce_perfmap_after_fork_child();
 	if (child)
 		dacce_threads_after_fork(); /* the registry holds only this thread now */
 	else
@@ -2016,6 +2052,7 @@ static int build_tail_stub(void)
 	rt.tail_stub = dacce_tail_emit_return_stub(&b, rt.tpoff);
 	if (!rt.tail_stub)
 		return -ENOSPC;
+	dacce_perfmap_add(b.addr, b.len, "dacce:tail_call_return");
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
 	DACCE_PROBE(code_entry, rt.tail_stub, DACCE_NONE, 0);
 	return 0;
@@ -2045,7 +2082,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	struct dacce_encode_opts opts;
 	uint32_t main_edge;
 	const char *log = getenv("DACCE_LOG"), *count;
-	int err;
+	int err, perf_err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
 	count = getenv("DACCE_COUNT");
@@ -2067,6 +2104,8 @@ int dacce_rt_start(uintptr_t main_fn)
 		err = load_program();
 	if (!err)
 		err = dacce_patch_init();
+	if (!err && (perf_err = dacce_perfmap_start()))
+		dacce_rt_log(true, "no perf map: %s", strerror(-perf_err));
 	if (!err)
 		err = build_tail_stub();
 	if (!err)
