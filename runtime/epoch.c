@@ -260,6 +260,8 @@ static int collect(struct stopped *all)
 
 		if (atomic_load(&t->gone) || !t->tls->cc_base)
 			continue; /* ending, or no context yet */
+		if (t->handlers_over_code > 0)
+			return -EAGAIN; /* a handler over half-run code: soon back in it */
 		p = &all->threads[all->n++];
 		p->thread = t;
 		p->node = rt_node_at(t->tls, t->pc);

@@ -56,7 +56,7 @@
 #define SETJMP_THUNK_LEN 64
 /* Dispatch code compares a site's target with at most this many known ones. */
 #define DISPATCH_TARGETS 16
-#define DISPATCH_LEN (64 + 16 + DISPATCH_TARGETS * 40 + 128)
+#define DISPATCH_LEN (64 + 16 + DISPATCH_TARGETS * 40 + 256)
 #define DISPATCH_R11_SLOT (-16)
 #define JUMP_SAVE 136 /* jump dispatch code keeps its data below the red zone */
 #define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
@@ -367,6 +367,8 @@ static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
 	int32_t disp;
 	int64_t moved;
 
+	if (site->hopped)
+		return 0; /* P was not taken */
 	memcpy(bytes, site->prev_bytes, site->scan.prev_len);
 	if (site->scan.prev_rip_disp >= 0) {
 		memcpy(&disp, bytes + site->scan.prev_rip_disp, sizeof(disp));
@@ -436,7 +438,10 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	x86_cmp_r11_with_rip_slot(&b, lit_hi);
 	above = x86_jcc_near(&b, X86_JAE);
 	leave_jump_frame(&b);
-	x86_bytes(&b, site->original, site->scan.len); /* inside the function: as natively */
+	if (site->scan.kind == DACCE_SITE_TAIL_DIRECT)
+		x86_int3(&b); /* a constant target outside the function: never here */
+	else
+		x86_bytes(&b, site->original, site->scan.len); /* inside the function: as natively */
 	x86_bind_near(&b, below);
 	x86_bind_near(&b, above);
 	for (uint32_t i = 0; i < n; i++) {
@@ -444,8 +449,18 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 		hit[i] = x86_jcc_near(&b, X86_JE);
 	}
 	leave_jump_frame(&b);
-	int3_at = b.addr + b.len;
-	x86_int3(&b);
+	if (site->table) {
+		/*
+		 * Past the compared targets the jump leaves the function, whose red
+		 * zone and flags are dead from here: the table's lookup may use them.
+		 */
+		x86_spill_r11(&b, DISPATCH_R11_SLOT);
+		x86_bytes(&b, site->reload, site->reload_len);
+		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &int3_at);
+	} else {
+		int3_at = b.addr + b.len;
+		x86_int3(&b);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
 		leave_jump_frame(&b);
@@ -583,11 +598,12 @@ static unsigned jump_prefixes(const struct dacce_scan_site *s)
 	return s->prev_len >= 5 ? 0 : p;
 }
 
+static int emit_landing(struct rt_site *site, uint32_t index, uint8_t *write);
+
 static int make_landing(struct rt_site *site, uint32_t index)
 {
 	unsigned prefixes = jump_prefixes(&site->scan);
-	uintptr_t from = site->scan.prev + prefixes, lo, hi, slot;
-	struct x86_buf b;
+	uintptr_t from = site->scan.prev + prefixes, lo, hi;
 	uint8_t *write;
 	int err = -ENOSPC;
 
@@ -606,6 +622,15 @@ static int make_landing(struct rt_site *site, uint32_t index)
 	}
 	if (err)
 		return err;
+	return emit_landing(site, index, write);
+}
+
+/* The landing's code: `jmp *slot(%rip)`, the slot (set_landing) just after it. */
+static int emit_landing(struct rt_site *site, uint32_t index, uint8_t *write)
+{
+	struct x86_buf b;
+	uintptr_t slot;
+
 	slot = (site->landing + 6 + 7) & ~(uintptr_t)7;
 	x86_init(&b, write, LANDING_LEN, site->landing);
 	x86_jmp_rip_slot(&b, slot);
@@ -659,6 +684,59 @@ static int borrow(uint32_t index)
 	return dacce_patch_apply(&patch);
 }
 
+#define HOP_LEN 5 /* jmp rel32 */
+
+/*
+ * The site becomes `jmp rel8` to 5 bytes of padding holding `jmp landing`
+ * (padding.h); the landing goes on to the dispatch code, as for a borrowed
+ * site.  -ENOSPC when no padding is in reach (nothing written then).
+ */
+static int hop(uint32_t index)
+{
+	struct rt_site *site = &rt.sites[index];
+	uintptr_t next = site->scan.addr + 2, pad, entry;
+	uint8_t jmp[5], short_jmp[2];
+	struct dacce_patch patch;
+	uint8_t *write;
+	int err;
+
+	pad = dacce_padding_take(&rt.padding, next - 128, next + 127, HOP_LEN);
+	if (!pad)
+		return -ENOSPC;
+	site->borrowed = site->hopped = true;
+	err = dacce_codecache_alloc(&rt.cache, pad, pad + HOP_LEN, LANDING_LEN, 8, &site->landing,
+				    &write);
+	if (!err)
+		err = emit_landing(site, index, write);
+	if (!err)
+		err = build_dispatch(index, NULL, 0, &entry);
+	site = &rt.sites[index];
+	if (!err)
+		err = dacce_tramp_jmp_bytes(pad, site->landing, jmp);
+	if (err)
+		return err == -ERANGE ? -ENOSPC : err;
+	site->dispatch = entry;
+	set_landing(site, entry);
+	/* Nothing runs in the padding: written as is, then made visible before the site leads there. */
+	err = dacce_patch_write_quiet(pad, jmp, sizeof(jmp));
+	if (err)
+		return err;
+	dacce_patch_sync_cores();
+	err = note_entry(pad, index);
+	if (err)
+		return err;
+	short_jmp[0] = 0xeb;
+	short_jmp[1] = (uint8_t)(int8_t)(pad - next);
+	patch = (struct dacce_patch){
+		.addr = site->scan.addr, .bytes = short_jmp, .len = 2,
+		.effect = DACCE_PATCH_JUMP, .target = pad,
+	};
+	err = dacce_patch_apply(&patch);
+	if (!err)
+		rt.n_hops++;
+	return err;
+}
+
 static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn, uint32_t caller)
 {
 	struct rt_site *site;
@@ -679,7 +757,7 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	site->fn_end = fn->end;
 	site->trapped = !site_is_patchable(s, site->original);
 	if (site->trapped && (s->kind == DACCE_SITE_INDIRECT || s->kind == DACCE_SITE_TAIL_INDIRECT) &&
-	    (s->len >= 5 || can_borrow(s)) &&
+	    s->len >= 2 &&
 	    /* Jump dispatch code loads the target with %rsp moved: no stack operands there. */
 	    !(s->kind == DACCE_SITE_TAIL_INDIRECT &&
 	      dacce_branch_addresses_stack(site->original, s->len))) {
@@ -688,16 +766,32 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 		site->dispatched = dacce_reload_from_call(site->original, s->len, site->reload, &n) == 0;
 		site->reload_len = (uint8_t)n;
 	}
+	if (site->trapped && s->kind == DACCE_SITE_TAIL_DIRECT && s->len == 2 &&
+	    site->original[0] == 0xeb && s->target) {
+		/* `jmp rel8` to another function: dispatched on its one target, reached by a hop. */
+		struct x86_buf reload;
+
+		x86_init(&reload, site->reload, sizeof(site->reload), 0);
+		x86_movabs_r11(&reload, s->target);
+		site->reload_len = (uint8_t)reload.len;
+		site->dispatched = !reload.overflow;
+	}
 	if (site->dispatched && s->len < 5) {
 		/* The int3 first: the jump written over P runs into it. */
 		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
 		if (!err)
 			err = dacce_patch_int3(s->addr);
 		if (!err)
-			err = borrow(index);
+			err = can_borrow(s) ? borrow(index) : -ENOSPC;
 		if (err == -ENOSPC || err == -ERANGE) {
-			/* No landing in reach: the site just traps. */
+			/* No landing in reach for a jump over P: a hop through padding, if any. */
+			rt.sites[index].borrowed = false;
+			err = hop(index);
+		}
+		if (err == -ENOSPC || err == -ERANGE) {
+			/* No way to its code: the site just traps. */
 			rt.sites[index].dispatched = rt.sites[index].borrowed = false;
+			rt.sites[index].hopped = false;
 			err = 0;
 		}
 		if (rt.sites[index].dispatched)
@@ -1038,8 +1132,6 @@ static int dispatch_new_target(uint32_t index, uintptr_t target, uintptr_t tramp
 
 	if (site->n_by_target <= DISPATCH_TARGETS)
 		return redispatch(index);
-	if (dacce_site_kind_is_tail(site->scan.kind))
-		return 0; /* jump dispatch compares only: more targets keep trapping */
 	if (site->table) {
 		err = dacce_lookup_set(site->table, target, tramp);
 		return err == -ENOSPC ? 0 : err;
@@ -1590,6 +1682,7 @@ void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot)
 		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base),
 		.top = tls->cc_top > tls->cc_base ? tls->cc_top[-1] : (struct dacce_cc_entry){ 0 },
 		.tc_depth = (uint32_t)(tls->tc_top - tls->tc_base),
+		.handlers_over_code = dacce_thread_self()->handlers_over_code,
 	};
 	rt_lock(&saved);
 	if (mark_slot(&rt.marks_at, (uintptr_t)env, &index))
@@ -1620,10 +1713,14 @@ static void rewind_to(struct dacce_tls *tls, bool found, const struct jump_mark 
 	if (!found || mark->thread != tls ||
 	    mark->cc_depth > (uint32_t)(tls->cc_top - tls->cc_base) ||
 	    mark->tc_depth > (uint32_t)(tls->tc_top - tls->tc_base)) {
+		/* Partial from here on: handlers it may have left cannot spoil it further. */
+		dacce_thread_self()->handlers_over_code = 0;
 		dacce_rt_thread_outside();
 		return;
 	}
 	tls->id = mark->id;
+	/* A jump out of handlers leaves them: as many as when setjmp ran are still running. */
+	dacce_thread_self()->handlers_over_code = mark->handlers_over_code;
 	tls->cc_top = tls->cc_base + mark->cc_depth;
 	if (mark->cc_depth)
 		tls->cc_top[-1] = mark->top; /* the slot may hold a later call's entry by now */
@@ -1698,6 +1795,9 @@ uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 		return DACCE_NONE;
 	}
 	if (pc >= rt.exe->start && pc < rt.exe->end && !dacce_funcs_in_plt(&rt.exe_funcs, pc)) {
+		/* A hop in the padding (padding.h) is on its way from a site of its function. */
+		if (dacce_hashmap_get(&rt.entry_site, pc, &site) == 0 && site < rt.graph->n_sites)
+			return rt.graph->sites[site].caller;
 		f = dacce_funcs_find(&rt.exe_funcs, pc);
 		if (f && dacce_hashmap_get(&rt.decoded, f->start, &node) == 0)
 			return node;
@@ -1724,6 +1824,15 @@ int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_sign
 	rt_lock(&saved);
 	save->cc_slot = *tls->cc_top;
 	memcpy(save->tc_slot, tls->tc_top, sizeof(save->tc_slot));
+	/*
+	 * Half way through generated code, or on its entry: an epoch would not
+	 * move this pc to the new code as it moves a parked thread's, and the
+	 * old code would carry out the old operations (a push the new return
+	 * path does not pop).
+	 */
+	save->over_code = dacce_codecache_contains(&rt.cache, pc);
+	if (save->over_code)
+		dacce_thread_self()->handlers_over_code++;
 	/* machine.h's nested root: push <id, edge, interrupted node>, id = maxID + 1. */
 	*tls->cc_top = (struct dacce_cc_entry){
 		.id = tls->id, .edge = root_edge, .aux = rt_node_at(tls, pc),
@@ -1739,6 +1848,8 @@ void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save
 	struct dacce_tls *tls = dacce_tls_self();
 
 	dacce_runtime_enter();
+	if (save->over_code)
+		dacce_thread_self()->handlers_over_code--;
 	if (tls->cc_top > tls->cc_base && tls->cc_top[-1].edge == root_edge) {
 		tls->cc_top--;
 		tls->id = tls->cc_top->id;
@@ -1940,12 +2051,13 @@ __attribute__((destructor)) static void log_summary(void)
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges, "
-		     "%llu trampolines, %llu first calls, %llu traps taken, %llu of %zu watched entries "
+		     "%llu trampolines, %llu first calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
 		     "reached from outside, code cache %zu regions, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
-		     (unsigned long long)rt.n_traps, (unsigned long long)rt.n_entry_traps,
+		     (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
+		     (unsigned long long)rt.n_entry_traps,
 		     rt.entries.n_armed, rt.cache.n, epochs);
 }
 
@@ -2031,6 +2143,7 @@ static int load_program(void)
 	}
 	announce_scan(&rt.modules);
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
+	dacce_padding_init(&rt.padding, &rt.exe_funcs);
 	if (!err)
 		err = add_module(rt.exe, &rt.exe_module);
 	rt.exe_cfa = dacce_cfa_open(rt.exe); /* optional: without it, tail calls are guessed */

@@ -60,6 +60,7 @@ void dacce_setjmp_again(void);
 struct dacce_rt_signal_save {
 	struct dacce_cc_entry cc_slot;
 	uint8_t tc_slot[40];
+	bool over_code; /* it interrupted generated code half way (threads.h) */
 };
 
 int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_signal_save *save);

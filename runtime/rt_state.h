@@ -21,6 +21,7 @@
 #include "hashmap.h"
 #include "lookup.h"
 #include "modules.h"
+#include "padding.h"
 #include "ops.h"
 #include "reload.h"
 #include "scan.h"
@@ -48,6 +49,13 @@ struct rt_site {
 	 * which runs that instruction first.  The site itself keeps its int3.
 	 */
 	bool borrowed;
+	/*
+	 * A short site with no instruction to borrow, reached instead through
+	 * padding (padding.h): the site is `jmp rel8` to a `jmp rel32` in the
+	 * padding, which goes to the landing, as for a borrowed site (borrowed
+	 * is set too), but nothing of P is run.
+	 */
+	bool hopped;
 	uint8_t prev_bytes[16];
 	uintptr_t landing, landing_slot;
 	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
@@ -73,6 +81,7 @@ struct jump_mark {
 	uint64_t id;
 	struct dacce_cc_entry top; /* when cc_depth > 0 */
 	uint32_t cc_depth, tc_depth;
+	int handlers_over_code; /* the thread's, put back by a jump out of such handlers */
 	uintptr_t ret, sp; /* a mark by return: where setjmp returns (through a thunk); else 0 */
 };
 
@@ -91,6 +100,7 @@ struct rt_state {
 	struct dacce_funcs exe_funcs;
 	struct dacce_cfa *exe_cfa;	/* NULL: no unwind information */
 	struct dacce_entry_watch entries; /* functions not decoded yet trap on entry */
+	struct dacce_padding padding;	  /* room for hops to short sites' code (padding.h) */
 	pthread_key_t adopted_key;	  /* set in threads adopted at an entry trap */
 	bool adopted_key_made;
 	uint32_t exe_module;
@@ -116,7 +126,7 @@ struct rt_state {
 	uintptr_t tail_stub;
 	int32_t tpoff;
 	/* Counters for the exit summary. */
-	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines;
+	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines, n_hops;
 	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
 };
 

@@ -27,6 +27,13 @@ struct dacce_thread {
 	 * stop must wait until it is out.  Only the thread itself changes it.
 	 */
 	volatile int in_runtime;
+	/*
+	 * Signal handlers running on the thread whose interrupted code is half
+	 * way through generated code: its state is half updated, in registers
+	 * and an unpublished slot the translation cannot see, so no epoch may
+	 * change the operations it is carrying out (rt.c, signal enter/leave).
+	 */
+	int handlers_over_code;
 	/* A thread of the runtime's own (the policy thread): never adopted (rt.c). */
 	bool runtime_own;
 	/* The stop protocol's fields (stop.c). */

@@ -68,8 +68,8 @@ for prog in "${programs[@]}"; do
 		# The runtime's view: "outside" natively must be "partial" under the runtime.
 		sed 's/: outside$/: partial/' "$bin.native" | sort >"$bin.native.sorted"
 		for mode in dacce epochs; do
-			# One retry, reported: a context read "partial" after pthread_join about once
-			# in a thousand runs (docs/runtime.md); two failures in a row are a failure.
+			# One retry, reported (with the first lines that differ), so that a rare
+			# failure shows in the log; two failures in a row are a failure.
 			for attempt in 1 2; do
 				# -k: a process hung with every signal blocked (threads waiting for the
 				# runtime's lock) never sees timeout's SIGTERM.
@@ -83,7 +83,7 @@ for prog in "${programs[@]}"; do
 				if [ $native_status -eq $status ] && diff -u "$bin.native.sorted" "$bin.$mode.sorted" >"$bin.$mode.diff"; then
 					break
 				fi
-				[ $attempt -eq 1 ] && echo "RETRY $prog-$name ($mode): $(head -n 5 "$bin.$mode.diff" | tail -n 2 | tr '\n' ' ')"
+				[ $attempt -eq 1 ] && echo "RETRY $prog-$name ($mode): status $status, $(grep -E '^[-+][^-+]' "$bin.$mode.diff" | head -n 4 | tr '\n' ' ')"
 			done
 			if [ $native_status -ne $status ]; then
 				echo "FAIL $prog-$name ($mode): exit status $status under dacce, $native_status natively"

@@ -685,15 +685,16 @@ static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64
 	uint32_t caller;
 
 	*outside = false;
-	if (in_code_cache(proc, pc)) {
-		/* At a site's code entry the thread is still in the site's function. */
-		if (dacce_hashmap_get(&proc->entries, pc, &caller) == 0 &&
-		    caller < proc->graph->n_nodes) { /* not the tail-call return stub */
-			*node = caller;
-			return DACCE_RESOLVED;
-		}
-		return DACCE_UNRESOLVED_TRAMPOLINE;
+	/*
+	 * At a site's code entry the thread is still in the site's function; so
+	 * it is on a hop in the program's padding (runtime/padding.h).
+	 */
+	if (dacce_hashmap_get(&proc->entries, pc, &caller) == 0 && caller < proc->graph->n_nodes) {
+		*node = caller; /* not the tail-call return stub */
+		return DACCE_RESOLVED;
 	}
+	if (in_code_cache(proc, pc))
+		return DACCE_UNRESOLVED_TRAMPOLINE;
 	m = dacce_model_module_at(proc, pc);
 	if (m && runtime_path && strcmp(m->path, runtime_path) == 0)
 		return DACCE_UNRESOLVED_RUNTIME;
