@@ -2167,7 +2167,13 @@ static int build_tail_stub(void)
 		return -ENOSPC;
 	dacce_perfmap_add(b.addr, b.len, "dacce:tail_call_return");
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
-	DACCE_PROBE(code_entry, rt.tail_stub, DACCE_NONE, 0);
+	{
+		/* In a register: tracers cannot read a RIP-relative probe argument. */
+		uintptr_t stub = rt.tail_stub;
+
+		__asm__("" : "+r"(stub));
+		DACCE_PROBE(code_entry, stub, DACCE_NONE, 0);
+	}
 	return 0;
 }
 

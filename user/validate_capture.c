@@ -447,7 +447,17 @@ static int validate_sample(struct validator *v, const struct stack_row *row)
 		count_unverifiable(res, dacce_unwind_stop_text(unwound.stop));
 		return 0;
 	}
+
 	err = physical_frames(&v->image, v->frames, unwound.n_frames, &v->physical);
+	/*
+	 * "Outermost" without a single frame of the program: the unwind
+	 * information read for some pc was not the code that ran there (a
+	 * module unloaded, its addresses reused), so there is nothing to compare.
+	 */
+	if (!err && v->physical.len == 0) {
+		count_unverifiable(res, "stack walk reached no frame of the program");
+		return 0;
+	}
 	if (!err)
 		err = dacce_validate_logical(v->image.proc->graph, v->image.proc->node_size,
 					     &v->resolved, &v->logical);
