@@ -449,15 +449,6 @@ static int validate_sample(struct validator *v, const struct stack_row *row)
 	}
 
 	err = physical_frames(&v->image, v->frames, unwound.n_frames, &v->physical);
-	/*
-	 * "Outermost" without a single frame of the program: the unwind
-	 * information read for some pc was not the code that ran there (a
-	 * module unloaded, its addresses reused), so there is nothing to compare.
-	 */
-	if (!err && v->physical.len == 0) {
-		count_unverifiable(res, "stack walk reached no frame of the program");
-		return 0;
-	}
 	if (!err)
 		err = dacce_validate_logical(v->image.proc->graph, v->image.proc->node_size,
 					     &v->resolved, &v->logical);
@@ -467,6 +458,20 @@ static int validate_sample(struct validator *v, const struct stack_row *row)
 	}
 	if (err)
 		return err;
+	/* A thread that runs no code of the program (a library's worker): nothing to compare. */
+	if (v->physical.len == 0 && v->logical.len == 0) {
+		count_unverifiable(res, "no frame of the program on either side");
+		return 0;
+	}
+	/*
+	 * "Outermost" without a single frame of the program, where the context
+	 * has some: the unwind information read for some pc was not the code
+	 * that ran there (a module unloaded, its addresses reused).
+	 */
+	if (v->physical.len == 0) {
+		count_unverifiable(res, "stack walk reached no frame of the program");
+		return 0;
+	}
 	res->verified++;
 	if (dacce_vframes_match(&v->physical, &v->logical, &diff)) {
 		res->exact++;
