@@ -414,6 +414,19 @@ static int restore_tail_returns(struct validator *v, const struct stack_row *row
 	return 0;
 }
 
+/*
+ * The registers of a sample taken while the kernel was setting up a signal
+ * frame can be caught half updated: the stack pointer already the handler's
+ * (its first slot the restorer's address), the pc still the interrupted
+ * one (seen under the runtime's trap sites, which take a SIGTRAP each).  The
+ * walk then meets the interrupted pc twice: as frame 0, and again through
+ * the signal frame just above it.
+ */
+static bool caught_in_signal_delivery(const struct dacce_unwind_frame *f, uint32_t n)
+{
+	return n >= 3 && !f[1].exact && f[2].exact && f[2].pc == f[0].pc;
+}
+
 static int validate_sample(struct validator *v, const struct stack_row *row)
 {
 	struct dacce_validate_result *res = v->result;
@@ -445,6 +458,10 @@ static int validate_sample(struct validator *v, const struct stack_row *row)
 		return err;
 	if (unwound.stop != DACCE_UNWIND_OUTERMOST) {
 		count_unverifiable(res, dacce_unwind_stop_text(unwound.stop));
+		return 0;
+	}
+	if (caught_in_signal_delivery(v->frames, unwound.n_frames)) {
+		count_unverifiable(res, "registers caught half way through signal delivery");
 		return 0;
 	}
 
