@@ -2,6 +2,7 @@
 #include "cfa.h"
 
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <libelf.h>
@@ -64,4 +65,28 @@ int dacce_cfa_is_frameless_at(const struct dacce_cfa *cfa, uintptr_t addr)
 			 (ops[0].atom == DW_OP_breg7 && ops[0].number == 8);
 	free(frame);
 	return result;
+}
+
+int dacce_cfa_rule_at(const struct dacce_cfa *cfa, uintptr_t addr, int *reg, int64_t *offset)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops = NULL;
+	size_t n_ops = 0;
+	int err = -ENOTSUP;
+
+	if (!cfa || dwarf_cfi_addrframe(cfa->cfi, addr - cfa->bias, &frame) != 0)
+		return -ENOENT;
+	if (dwarf_frame_cfa(frame, &ops, &n_ops) == 0 && n_ops == 1) {
+		if (ops[0].atom == DW_OP_bregx) {
+			*reg = (int)ops[0].number;
+			*offset = (int64_t)ops[0].number2;
+			err = 0;
+		} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+			*reg = ops[0].atom - DW_OP_breg0;
+			*offset = (int64_t)ops[0].number;
+			err = 0;
+		}
+	}
+	free(frame);
+	return err;
 }

@@ -20,4 +20,11 @@ void dacce_cfa_close(struct dacce_cfa *cfa);
 /* 1: the CFA at addr is %rsp + 8; 0: it is something else; -1: unknown. */
 int dacce_cfa_is_frameless_at(const struct dacce_cfa *cfa, uintptr_t addr);
 
+/*
+ * The CFA rule at addr when it is a register plus an offset (the DWARF
+ * register number and the offset): 0, -ENOTSUP for any other rule (an
+ * expression), -ENOENT where the module has no unwind information.
+ */
+int dacce_cfa_rule_at(const struct dacce_cfa *cfa, uintptr_t addr, int *reg, int64_t *offset);
+
 #endif

@@ -35,6 +35,7 @@
 #include "codecache.h"
 #include "dict.h"
 #include "emulate.h"
+#include "exceptions.h"
 #include "entry.h"
 #include "funcs.h"
 #include "graph.h"
@@ -886,6 +887,15 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	return err;
 }
 
+int rt_decode_fragment(uintptr_t pc, uint32_t node)
+{
+	const struct dacce_func *f = dacce_funcs_find(&rt.exe_funcs, pc), *fragment;
+
+	if (!f || !jump_stays_in_function(f->start, &fragment) || !fragment)
+		return 0;
+	return decode_function(fragment, node);
+}
+
 /* The edge from a site to target, decoding the callee when it is new. */
 static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 {
@@ -977,6 +987,8 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 					     site->scan.addr + site->scan.len, entry, after);
 	}
 	*built = op;
+	if (!err && *after)
+		err = dacce_hashmap_put(&rt.return_edge, *after, edge);
 	if (err)
 		return err;
 	name_code(tail ? "tail" : "call", &b, site->scan.addr);
@@ -1569,6 +1581,19 @@ void dacce_rt_thread_outside(void)
 	dacce_runtime_leave();
 }
 
+bool dacce_rt_thread_inside_again(void)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	if (!tls->cc_base || tls->cc_top == tls->cc_base || tls->cc_top[-1].edge != OUTSIDE_EDGE)
+		return false;
+	dacce_runtime_enter();
+	tls->id = tls->cc_top[-1].id;
+	tls->cc_top--;
+	dacce_runtime_leave();
+	return true;
+}
+
 /*
  * Whether the code that called a runtime entry point, returning to ret, is
  * the call the thread's context ends with: the call through the top entry's
@@ -1897,6 +1922,7 @@ void dacce_rt_thread_end(void)
 	/* Out of the registry first: nobody stops or translates it after this. */
 	dacce_thread_unregister();
 	dacce_patch_thread_exit();
+	dacce_unwind_thread_end();
 	dacce_epoch_nudge(); /* the last one out: the policy thread ends the process */
 	if (!tls->cc_base) {
 		tls->runtime_depth--;
@@ -2131,7 +2157,7 @@ static int load_program(void)
 			rt.exe = &rt.at_start.mods[i];
 	if (!rt.exe)
 		return -ENOENT;
-	err = dacce_module_unwinds_exceptions(rt.exe);
+	err = dacce_module_has_own_unwinder(rt.exe);
 	if (err > 0)
 		return -ENOTSUP; /* see traits.h: refused rather than risk std::terminate */
 	{
@@ -2215,6 +2241,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	dacce_hashmap_init(&rt.marks_by_return);
 	dacce_hashmap_init(&rt.thunk_at);
 	dacce_hashmap_init(&rt.entry_site);
+	dacce_hashmap_init(&rt.return_edge);
 	dacce_codecache_init(&rt.cache);
 	rt.tpoff = dacce_tls_tpoff();
 	/* Everything that may refuse the program comes before anything it could notice. */

@@ -33,6 +33,13 @@ int dacce_rt_thread_begin(uint32_t root_edge);
 void dacce_rt_thread_outside(void);
 
 /*
+ * Undoes dacce_rt_thread_outside while the frames it left run code again
+ * (C++ cleanups of a pthread_exit, exceptions.c): false when the thread
+ * was not outside.
+ */
+bool dacce_rt_thread_inside_again(void);
+
+/*
  * setjmp recorded this thread's context block for env; longjmp to env puts
  * it back.  A jump with no usable mark leaves the thread's context partial.
  * ret_slot holds setjmp's return address: mark_save may point it at a thunk

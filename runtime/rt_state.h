@@ -109,6 +109,8 @@ struct rt_state {
 	struct dacce_hashmap trapped_at; /* address -> graph site */
 	struct dacce_hashmap decoded;	 /* function start -> node */
 	struct dacce_hashmap entry_site; /* entry of a site's trampoline or dispatch code -> site */
+	/* every return point code was ever built with (old epochs' too) -> its edge (returns.c) */
+	struct dacce_hashmap return_edge;
 	struct dacce_hashmap marks_at;	 /* jmp_buf address -> index in marks */
 	struct jump_mark *marks;
 	uint32_t n_marks, cap_marks;
@@ -156,6 +158,14 @@ int rt_plan_code(struct rt_code_plan **plan);
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
 		  void *ctx);
 void rt_plan_free(struct rt_code_plan *plan);
+
+/*
+ * Code at pc that runs in a frame of node without being reached by a jump
+ * from it (a landing pad in foo.cold, entered by the unwinder): decodes the
+ * fragment pc is in as part of node.  0 (also when pc is in no fragment, or
+ * in one already decoded) or a negative errno.
+ */
+int rt_decode_fragment(uintptr_t pc, uint32_t node);
 
 /*
  * The function whose context a thread's state describes when it is at pc

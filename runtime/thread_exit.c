@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "rt.h"
+#include "exceptions.h"
 
 typedef void (*pthread_exit_fn)(void *);
 typedef void (*unwind_next_fn)(__pthread_unwind_buf_t *);
@@ -26,8 +27,11 @@ __attribute__((visibility("default"), noreturn)) void pthread_exit(void *retval)
 
 	if (!real)
 		abort(); /* no libc to leave the thread with */
-	if (dacce_rt_enabled())
+	if (dacce_rt_enabled()) {
 		dacce_rt_thread_outside();
+		/* glibc unwinds the frames: C++ destructors above a trampoline must run too. */
+		dacce_unwind_show_native(DACCE_UNWIND_EXIT);
+	}
 	real(retval);
 	__builtin_unreachable();
 }

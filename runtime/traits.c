@@ -8,46 +8,46 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Undefined dynamic symbols that mean "this code's frames take part in unwinding". */
-static const char *const unwinding_imports[] = {
-	"_Unwind_Resume", "__cxa_begin_catch", "__gxx_personality_v0", NULL,
+/* Defined symbols that mean "this module unwinds exceptions by itself". */
+static const char *const unwinder_entries[] = {
+	"_Unwind_RaiseException", "_Unwind_Find_FDE", NULL,
 };
 
-static bool is_unwinding_import(const char *name)
+static bool is_unwinder_entry(const char *name)
 {
-	for (int i = 0; unwinding_imports[i]; i++)
-		if (strcmp(name, unwinding_imports[i]) == 0)
+	for (int i = 0; unwinder_entries[i]; i++)
+		if (strcmp(name, unwinder_entries[i]) == 0)
 			return true;
 	return false;
 }
 
-static bool imports_unwinding(Elf *elf, Elf_Scn *dynsym)
+static bool defines_unwinder(Elf *elf, Elf_Scn *symtab)
 {
 	GElf_Shdr sh;
-	Elf_Data *data = elf_getdata(dynsym, NULL);
+	Elf_Data *data = elf_getdata(symtab, NULL);
 	size_t n;
 
-	if (!data || !gelf_getshdr(dynsym, &sh) || sh.sh_entsize == 0)
+	if (!data || !gelf_getshdr(symtab, &sh) || sh.sh_entsize == 0)
 		return false;
 	n = sh.sh_size / sh.sh_entsize;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
 
-		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (name && is_unwinding_import(name))
+		if (name && is_unwinder_entry(name))
 			return true;
 	}
 	return false;
 }
 
-int dacce_module_unwinds_exceptions(const struct dacce_module_info *m)
+int dacce_module_has_own_unwinder(const struct dacce_module_info *m)
 {
 	const char *path = m->is_main ? "/proc/self/exe" : m->path;
 	Elf_Scn *scn = NULL;
-	size_t shstrndx;
 	int fd, found = 0;
 	Elf *elf;
 
@@ -57,21 +57,15 @@ int dacce_module_unwinds_exceptions(const struct dacce_module_info *m)
 	if (fd < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+	if (!elf) {
 		found = -EBADMSG;
 		goto cleanup;
 	}
 	while (!found && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		const char *name;
 
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && strcmp(name, ".gcc_except_table") == 0 && sh.sh_size > 0)
-			found = 1;
-		else if (sh.sh_type == SHT_DYNSYM && imports_unwinding(elf, scn))
-			found = 1;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			found = defines_unwinder(elf, scn);
 	}
 cleanup:
 	if (elf)

@@ -10,12 +10,13 @@
 #include "modules.h"
 
 /*
- * Whether exceptions can unwind through the module's frames: it has landing
- * pads (.gcc_except_table) or imports the unwinder's resume entry.  The
- * unwinder cannot yet step through trampoline return addresses, so such a
- * program is left uninstrumented rather than killed by std::terminate.
+ * Whether the module carries an unwinder of its own (libgcc_eh linked in
+ * statically: it defines _Unwind_RaiseException or _Unwind_Find_FDE).
+ * Exceptions through patched frames need the runtime to stand between the
+ * program and libgcc_s's unwinder (unwind.c), which such a program never
+ * calls: it is left uninstrumented rather than killed by std::terminate.
  * Returns 1, 0, or a negative errno when the file cannot be read.
  */
-int dacce_module_unwinds_exceptions(const struct dacce_module_info *m);
+int dacce_module_has_own_unwinder(const struct dacce_module_info *m);
 
 #endif

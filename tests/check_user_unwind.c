@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "unwind.h"
+#include "stack_unwind.h"
 
 /* The capturing program; its modes are enum capture_mode, its arguments OUT MODE DEPTH. */
 static const char capture_source[] =

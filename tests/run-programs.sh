@@ -51,8 +51,7 @@ build_variant() {
 passed=0
 failed=0
 for prog in "${programs[@]}"; do
-	# C++ without exception tables: the runtime leaves programs that unwind alone (docs/runtime.md).
-	if [ -f "$src/$prog.cpp" ]; then file=$src/$prog.cpp; cc="${CXX:-g++} -fno-exceptions"; else file=$src/$prog.c; cc=${CC:-gcc}; fi
+	if [ -f "$src/$prog.cpp" ]; then file=$src/$prog.cpp; cc=${CXX:-g++}; else file=$src/$prog.c; cc=${CC:-gcc}; fi
 	for v in "${variants[@]}"; do
 		name=${v%%:*}
 		flags=${v#*:}

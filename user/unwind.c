@@ -24,7 +24,7 @@
  * file truncated in place while mapped would fault (SIGBUS); upgrades and
  * linkers replace files by a new inode, which leaves the mapped one whole.
  */
-#include "unwind.h"
+#include "stack_unwind.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

@@ -2,7 +2,7 @@
 /*
  * Cross-validation (`dacce launch --validate`, `dacce report --validate`):
  * every sample that carries a copy of the user stack is unwound with the
- * modules' CFI (user/unwind.h) and its physical call stack compared, frame by
+ * modules' CFI (user/stack_unwind.h) and its physical call stack compared, frame by
  * frame, with the context decoded from its encoding.
  *
  * Both sides are reduced to the same shape, a list of "validation frames",

@@ -16,7 +16,7 @@
 #include "dacce_events.h"
 #include "store.h"
 #include "symbolize.h"
-#include "unwind.h"
+#include "stack_unwind.h"
 #include "validate.h"
 
 #define MAX_UNWIND_FRAMES 4096
