@@ -220,6 +220,10 @@ void dacce_unwind_show_native(const void *exception)
 		unwinder.backtrace(show_frame, &w);
 		rt_unlock(&saved);
 	} while (w.again && !w.failed);
+	if (unwinding.n > first) {
+		__atomic_add_fetch(&rt.n_unwinds, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&rt.n_frames_shown, unwinding.n - first, __ATOMIC_RELAXED);
+	}
 	for (uint32_t i = first, k = unwinding.n; i + 1 < k; i++, k--) {
 		struct shown_slot outer = unwinding.slots[k - 1];
 

@@ -2078,13 +2078,15 @@ __attribute__((destructor)) static void log_summary(void)
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges, "
 		     "%llu trampolines, %llu first calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
-		     "reached from outside, code cache %zu regions, %s",
+		     "reached from outside, %llu unwindings through %llu patched frames, "
+		     "code cache %zu regions, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
-		     (unsigned long long)rt.n_entry_traps,
-		     rt.entries.n_armed, rt.cache.n, epochs);
+		     (unsigned long long)rt.n_entry_traps, rt.entries.n_armed,
+		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
+		     rt.cache.n, epochs);
 }
 
 /*

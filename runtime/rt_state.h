@@ -130,6 +130,7 @@ struct rt_state {
 	/* Counters for the exit summary. */
 	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines, n_hops;
 	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
+	uint64_t n_unwinds, n_frames_shown; /* walks of exceptions.c, and the slots they showed */
 };
 
 /* The one instance, internal to libdacce. */
