@@ -52,6 +52,7 @@
 #include "returns.h"
 #include "rt.h"
 #include "rt_state.h"
+#include "threads.h"
 #include "tls.h"
 #include "exceptions.h"
 
@@ -65,10 +66,8 @@ static struct {
 	raise_fn raise, resume_or_rethrow;
 	resume_fn resume;
 	personality_fn gxx_personality, gcc_personality;
-	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
+	struct dacce_unwinder walk;
 	_Unwind_Ptr (*get_ip_info)(struct _Unwind_Context *, int *);
-	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);
-	_Unwind_Word (*get_cfa)(struct _Unwind_Context *);
 	_Unwind_Word (*get_gr)(struct _Unwind_Context *, int);
 	void (*set_ip)(struct _Unwind_Context *, _Unwind_Ptr);
 } unwinder;
@@ -76,24 +75,36 @@ static pthread_once_t unwinder_once = PTHREAD_ONCE_INIT;
 
 static void find_unwinder(void)
 {
+	void *from = RTLD_DEFAULT;
+
 	unwinder.raise = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_RaiseException");
 	unwinder.resume_or_rethrow = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
 	unwinder.resume = (resume_fn)dlsym(RTLD_NEXT, "_Unwind_Resume");
 	unwinder.gxx_personality = (personality_fn)dlsym(RTLD_NEXT, "__gxx_personality_v0");
 	unwinder.gcc_personality = (personality_fn)dlsym(RTLD_NEXT, "__gcc_personality_v0");
-	*(void **)&unwinder.backtrace = dlsym(RTLD_DEFAULT, "_Unwind_Backtrace");
-	*(void **)&unwinder.get_ip_info = dlsym(RTLD_DEFAULT, "_Unwind_GetIPInfo");
-	*(void **)&unwinder.get_ip = dlsym(RTLD_DEFAULT, "_Unwind_GetIP");
-	*(void **)&unwinder.get_cfa = dlsym(RTLD_DEFAULT, "_Unwind_GetCFA");
-	*(void **)&unwinder.get_gr = dlsym(RTLD_DEFAULT, "_Unwind_GetGR");
-	*(void **)&unwinder.set_ip = dlsym(RTLD_DEFAULT, "_Unwind_SetIP");
+	/* A C program calling backtrace() may not have it yet: glibc loads it the same way. */
+	if (!dlsym(from, "_Unwind_Backtrace"))
+		from = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!from)
+		return;
+	*(void **)&unwinder.walk.backtrace = dlsym(from, "_Unwind_Backtrace");
+	*(void **)&unwinder.walk.get_ip = dlsym(from, "_Unwind_GetIP");
+	*(void **)&unwinder.walk.get_cfa = dlsym(from, "_Unwind_GetCFA");
+	*(void **)&unwinder.get_ip_info = dlsym(from, "_Unwind_GetIPInfo");
+	*(void **)&unwinder.get_gr = dlsym(from, "_Unwind_GetGR");
+	*(void **)&unwinder.set_ip = dlsym(from, "_Unwind_SetIP");
 }
 
 static bool can_walk(void)
 {
 	pthread_once(&unwinder_once, find_unwinder);
-	return unwinder.backtrace && unwinder.get_ip_info && unwinder.get_ip && unwinder.get_cfa &&
-	       unwinder.get_gr && unwinder.set_ip;
+	return unwinder.walk.backtrace && unwinder.get_ip_info && unwinder.walk.get_ip &&
+	       unwinder.walk.get_cfa && unwinder.get_gr && unwinder.set_ip;
+}
+
+const struct dacce_unwinder *dacce_unwinder(void)
+{
+	return can_walk() ? &unwinder.walk : NULL;
 }
 
 /* A return-address slot shown to the unwinder with the original address. */
@@ -162,7 +173,7 @@ static uintptr_t program_frame_slot(struct _Unwind_Context *ctx, uintptr_t pc)
 	int reg;
 	int64_t offset;
 	/* The frame's %rsp is the CFA of the one below (libgcc keeps no location for it). */
-	uintptr_t sp = unwinder.get_cfa(ctx), cfa;
+	uintptr_t sp = unwinder.walk.get_cfa(ctx), cfa;
 
 	if (pc < rt.exe->start || pc >= rt.exe->end || !rt.exe_cfa)
 		return 0;
@@ -186,7 +197,7 @@ static _Unwind_Reason_Code show_frame(struct _Unwind_Context *ctx, void *arg)
 		return _URC_NO_REASON;
 	if (dacce_codecache_contains(&rt.cache, pc)) {
 		/* libgcc just read pc from the slot just below the last frame's CFA. */
-		slot = unwinder.get_cfa(ctx) - 8;
+		slot = unwinder.walk.get_cfa(ctx) - 8;
 		if (!before_insn && *(const uintptr_t *)slot == pc && show_slot(w, slot) == 1)
 			w->again = true;
 		else
@@ -217,7 +228,7 @@ void dacce_unwind_show_native(const void *exception)
 	do {
 		w.again = false;
 		rt_lock(&saved);
-		unwinder.backtrace(show_frame, &w);
+		unwinder.walk.backtrace(show_frame, &w);
 		rt_unlock(&saved);
 	} while (w.again && !w.failed);
 	if (unwinding.n > first) {
@@ -252,8 +263,7 @@ void dacce_unwind_thread_end(void)
 	unwinding.n = unwinding.cap = 0;
 }
 
-/* A throw nothing caught: every frame is still there and returns through generated code again. */
-static void put_back(const void *exception)
+void dacce_unwind_put_back(const void *exception)
 {
 	for (uint32_t i = 0; i < unwinding.n; i++)
 		if (unwinding.slots[i].exception == exception)
@@ -317,6 +327,7 @@ uintptr_t dacce_unwind_land(uintptr_t sp)
 		dacce_rt_log(true, "the context of a landing pad is lost: it reads partial");
 		dacce_rt_thread_outside();
 	}
+	dacce_runtime_leave(); /* entered when the personality routine chose this landing */
 	return landing;
 }
 
@@ -360,10 +371,15 @@ static _Unwind_Reason_Code personality(personality_fn real, int version, _Unwind
 	if (actions & _UA_FORCE_UNWIND)
 		adopt_exit(exception);
 	if (code == _URC_INSTALL_CONTEXT && has_slots(exception) && can_walk()) {
-		unwinding.landing = unwinder.get_ip(ctx);
+		unwinding.landing = unwinder.walk.get_ip(ctx);
 		unwinding.landing_exception = exception;
 		unwinding.landing_handler = (actions & _UA_HANDLER_FRAME) != 0;
 		unwinder.set_ip(ctx, (_Unwind_Ptr)dacce_unwind_landing);
+		/*
+		 * Runtime work until the context is the landing frame's: in
+		 * between, libgcc removes the frames the context still holds.
+		 */
+		dacce_runtime_enter();
 	}
 	return code;
 }
@@ -394,8 +410,8 @@ static _Unwind_Reason_Code raise_shown(raise_fn real, struct _Unwind_Exception *
 		abort(); /* no unwinder behind us: nothing could have caught it anyway */
 	dacce_unwind_show_native(exception);
 	code = real(exception);
-	/* Back here only when nothing catches it (or the unwinder failed). */
-	put_back(exception);
+	/* Back here only when nothing catches it (or the unwinder failed): the frames stay. */
+	dacce_unwind_put_back(exception);
 	return code;
 }
 

@@ -6,6 +6,9 @@
 #ifndef DACCE_RT_EXCEPTIONS_H
 #define DACCE_RT_EXCEPTIONS_H
 
+#include <stdint.h>
+#include <unwind.h>
+
 /*
  * Gives every return-address slot of this thread's stack that holds
  * generated code's address the original return address, recorded for
@@ -13,6 +16,20 @@
  * unwinding pthread_exit is about to start (its exception is glibc's).
  */
 void dacce_unwind_show_native(const void *exception);
+
+/*
+ * Gives every slot shown for exception generated code's value back (the
+ * frames are still there and return through it), and forgets them.
+ */
+void dacce_unwind_put_back(const void *exception);
+
+/* What walking a stack takes from libgcc_s: NULL when it cannot be found. */
+struct dacce_unwinder {
+	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn trace, void *arg);
+	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);
+	_Unwind_Word (*get_cfa)(struct _Unwind_Context *);
+};
+const struct dacce_unwinder *dacce_unwinder(void);
 
 extern const char dacce_unwind_exit_key;
 #define DACCE_UNWIND_EXIT ((const void *)&dacce_unwind_exit_key)

@@ -59,8 +59,8 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void 
 	if (!err)
 		err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, (uintptr_t)main, &main_root_edge);
 	if (err == -ENOTSUP) {
-		dacce_rt_log(true, "not instrumenting this program: exceptions may unwind through it, "
-				   "which the runtime does not support yet");
+		dacce_rt_log(true, "not instrumenting this program: it carries its own exception "
+				   "unwinder (-static-libgcc), which the runtime cannot stand in front of");
 		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
 	}
 	if (err) {

@@ -10,7 +10,7 @@
 
 /* Defined symbols that mean "this module unwinds exceptions by itself". */
 static const char *const unwinder_entries[] = {
-	"_Unwind_RaiseException", "_Unwind_Find_FDE", NULL,
+	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Find_FDE", NULL,
 };
 
 static bool is_unwinder_entry(const char *name)

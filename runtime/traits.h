@@ -11,7 +11,8 @@
 
 /*
  * Whether the module carries an unwinder of its own (libgcc_eh linked in
- * statically: it defines _Unwind_RaiseException or _Unwind_Find_FDE).
+ * statically, -static-libgcc: it defines _Unwind_RaiseException,
+ * _Unwind_Resume or _Unwind_Find_FDE in .symtab or .dynsym).
  * Exceptions through patched frames need the runtime to stand between the
  * program and libgcc_s's unwinder (unwind.c), which such a program never
  * calls: it is left uninstrumented rather than killed by std::terminate.
