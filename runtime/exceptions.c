@@ -83,10 +83,11 @@ static void find_unwinder(void)
 	unwinder.gxx_personality = (personality_fn)dlsym(RTLD_NEXT, "__gxx_personality_v0");
 	unwinder.gcc_personality = (personality_fn)dlsym(RTLD_NEXT, "__gcc_personality_v0");
 	/* A C program calling backtrace() may not have it yet: glibc loads it the same way. */
-	if (!dlsym(from, "_Unwind_Backtrace"))
+	if (!dlsym(RTLD_DEFAULT, "_Unwind_Backtrace")) {
 		from = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!from)
-		return;
+		if (!from)
+			return;
+	}
 	*(void **)&unwinder.walk.backtrace = dlsym(from, "_Unwind_Backtrace");
 	*(void **)&unwinder.walk.get_ip = dlsym(from, "_Unwind_GetIP");
 	*(void **)&unwinder.walk.get_cfa = dlsym(from, "_Unwind_GetCFA");

@@ -10,6 +10,8 @@ work=$build/real
 mkdir -p "$work"
 simulate=$(cd "$build/tests" && pwd)/simulate
 head -c 2000000 /dev/urandom | base64 >"$work/input.txt"
+# C++ with its own unwinder (-static-libgcc): left alone by the runtime, so it must behave as natively.
+${CXX:-g++} -O2 -static-libgcc -o "$work/own-unwinder" tests/refused/own-unwinder.cpp || exit 1
 cd "$work" || exit 1
 printf 'int f( { return 1 }\n' >syntax.c
 printf 'int main(void) { int a[2]; a[3] = 1; char *p = 0; return *p; }\n' >faults.c
@@ -28,6 +30,7 @@ jobs=(
 	"make|printf 'all: a b\\n\\t@echo built\\na b:\\n\\t@echo \$@\\n' >Makefile && make -s"
 	"our simulator (deep recursion, hash maps)|$simulate --programs 40 --seed 3"
 	"cppcheck (C++, errors thrown as exceptions)|cppcheck -q syntax.c faults.c"
+	"C++ with its own unwinder (left alone)|./own-unwinder"
 	"gdb (C++, errors thrown as exceptions)|gdb -q -batch -ex 'print 6*7' -ex 'print nosuchvar' -ex 'ptype struct nosuch' -ex 'print sizeof(long)'"
 	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
 )
