@@ -131,7 +131,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core demo bench check check-programs check-real check-validate check-e2e check-perfmap check-pprof vm-check e2e-programs unit \
+.PHONY: all core demo bench check check-programs check-real check-validate check-e2e check-perfmap check-cpython check-pprof vm-check e2e-programs unit \
 	simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -225,6 +225,10 @@ e2e-programs: $(E2E_PROGRAMS)
 check-e2e: $(DACCE_BIN) $(RT_LIB) $(E2E_PROGRAMS)
 	$(Q)tests/e2e.sh $(DACCE_BIN) $(RT_LIB) $(E2E_DIR)
 
+# CPython's own tests (a subset) under the runtime: minutes, so not part of `make check`.
+check-cpython: $(RT_LIB)
+	$(Q)tests/run-cpython.sh $(abspath $(RT_LIB))
+
 check-perfmap: $(RT_LIB) $(E2E_PROGRAMS)
 	$(Q)tests/perfmap.sh $(RT_LIB) $(E2E_DIR)/workload-O0
 
@@ -290,7 +294,7 @@ DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libprotobuf-c-dev protobuf-c-compiler golang-go \
 	qemu-system-x86 busybox-static cpio \
 	python3 perl lua5.4 bzip2 gzip xz-utils zstd sqlite3 tar time git \
-	linux-perf gnuplot-nox ninja-build gdb cppcheck
+	linux-perf gnuplot-nox ninja-build gdb cppcheck libpython3.11-testsuite
 
 deps:
 	$(Q)if command -v apt-get >/dev/null; then \

@@ -277,6 +277,21 @@ int BPF_USDT(on_code_region, __u64 start, __u64 size)
 }
 
 SEC("usdt")
+int BPF_USDT(on_fragment, __u32 node, __u32 module, __u64 offset, __u64 size)
+{
+	struct dacce_ev_fragment *ev = RESERVE(dacce_ev_fragment, DACCE_EV_FRAGMENT);
+
+	if (!ev)
+		return 0;
+	ev->node = node;
+	ev->module = module;
+	ev->offset = offset;
+	ev->size = size;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
 int BPF_USDT(on_code_entry, __u64 address, __u32 site_caller, __u64 site_offset)
 {
 	struct dacce_ev_code_entry *ev = RESERVE(dacce_ev_code_entry, DACCE_EV_CODE_ENTRY);

@@ -14,6 +14,8 @@
  *   module       (graph_module or -1, path, bias, start, end, build_id, build_id_len)
  *                -1: a module seen by a scan but holding no node yet (for symbols)
  *   node         (node, graph_module, offset, size)       size 0: a boundary function
+ *   fragment     (node, graph_module, offset, size)       code split off node's function
+ *                                                         (foo.cold), instrumented as part of it
  *   edge         (edge, site_caller, callee, site_kind, site_module, site_offset, flags)
  *   code_region  (start, size)                            executable code of the runtime's
  *   code_entry   (address, site_caller, site_offset)      the code of the call site at
@@ -39,7 +41,7 @@
  * serialise the dictionary at all.
  */
 #define DACCE_PROBE_NAMES(X) \
-	X(start) X(module) X(node) X(edge) X(code_region) X(code_entry) X(epoch) X(thread)
+	X(start) X(module) X(node) X(fragment) X(edge) X(code_region) X(code_entry) X(epoch) X(thread)
 #define DACCE_DECLARE_SEMAPHORE(name) extern volatile unsigned short dacce_##name##_semaphore;
 DACCE_PROBE_NAMES(DACCE_DECLARE_SEMAPHORE)
 #undef DACCE_DECLARE_SEMAPHORE

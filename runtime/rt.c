@@ -829,6 +829,19 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 
 static int decode_function(const struct dacce_func *fn, uint32_t node);
 
+/* Code of node's function that does not start it (foo.cold): tracers map its addresses to node. */
+static void announce_fragment(const struct dacce_func *fn, uint32_t node)
+{
+	uint64_t offset = fn->start - rt.exe->bias, size = fn->end - fn->start;
+	uint32_t module = rt.exe_module;
+
+	if (node >= rt.graph->n_nodes || rt.graph->nodes[node].offset == offset)
+		return;
+	/* In registers: tracers cannot read an indexed memory operand. */
+	__asm__("" : "+r"(node), "+r"(module), "+r"(offset), "+r"(size));
+	DACCE_PROBE(fragment, node, module, offset, size);
+}
+
 /*
  * A site found by the scan: jumps that stay in the function are left alone
  * (fragments they reach are decoded as part of it); the rest are redirected.
@@ -870,6 +883,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	if (err)
 		return err;
 	rt.n_decoded++;
+	announce_fragment(fn, node);
 	/* Before the scan, which reads the function's bytes, the first one among them. */
 	err = dacce_entries_disarm(&rt.entries, fn);
 	if (err < 0)

@@ -37,6 +37,7 @@ enum statement {
 	ST_EDGE,
 	ST_CODE_REGION,
 	ST_CODE_ENTRY,
+	ST_FRAGMENT,
 	ST_EPOCH,
 	ST_EPOCH_DICT,
 	ST_THREAD,
@@ -60,6 +61,8 @@ static const char *const statement_sql[ST_COUNT] = {
 	[ST_EDGE] = "INSERT OR REPLACE INTO edges (proc, idx, caller, callee, kind, site_module, "
 		    "site_offset, flags, time_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_CODE_REGION] = "INSERT INTO code_regions (proc, start, size) VALUES (?1, ?2, ?3)",
+	[ST_FRAGMENT] = "INSERT INTO fragments (proc, node, module, offset, size) "
+			"VALUES (?1, ?2, ?3, ?4, ?5)",
 	[ST_CODE_ENTRY] = "INSERT INTO code_entries (proc, address, site_caller, site_offset) "
 			  "VALUES (?1, ?2, ?3, ?4)",
 	[ST_EPOCH] = "INSERT OR REPLACE INTO epochs (proc, epoch, max_id, n_nodes, n_edges, "
@@ -335,6 +338,15 @@ static int on_code_region(struct dacce_capture *cap, const struct dacce_ev_code_
 				    (int64_t)ev->size);
 }
 
+static int on_fragment(struct dacce_capture *cap, const struct dacce_ev_fragment *ev)
+{
+	struct proc_state *st;
+	int err = state_for(cap, &ev->h, &st);
+
+	return err ? err : RUN_INTS(cap, ST_FRAGMENT, st->proc, ev->node, ev->module,
+				    (int64_t)ev->offset, (int64_t)ev->size);
+}
+
 static int on_code_entry(struct dacce_capture *cap, const struct dacce_ev_code_entry *ev)
 {
 	struct proc_state *st;
@@ -549,6 +561,7 @@ static size_t record_size(uint32_t type)
 	case DACCE_EV_EDGE: return sizeof(struct dacce_ev_edge);
 	case DACCE_EV_CODE_REGION: return sizeof(struct dacce_ev_code_region);
 	case DACCE_EV_CODE_ENTRY: return sizeof(struct dacce_ev_code_entry);
+	case DACCE_EV_FRAGMENT: return sizeof(struct dacce_ev_fragment);
 	case DACCE_EV_EPOCH: return sizeof(struct dacce_ev_epoch);
 	case DACCE_EV_DICT_CHUNK: return sizeof(struct dacce_ev_dict_chunk);
 	case DACCE_EV_THREAD: return sizeof(struct dacce_ev_thread);
@@ -582,6 +595,7 @@ int dacce_capture_record(struct dacce_capture *cap, const void *data, size_t siz
 	case DACCE_EV_EDGE: return on_edge(cap, data);
 	case DACCE_EV_CODE_REGION: return on_code_region(cap, data);
 	case DACCE_EV_CODE_ENTRY: return on_code_entry(cap, data);
+	case DACCE_EV_FRAGMENT: return on_fragment(cap, data);
 	case DACCE_EV_EPOCH: return on_epoch(cap, data);
 	case DACCE_EV_DICT_CHUNK: return on_dict_chunk(cap, data);
 	case DACCE_EV_THREAD: return on_thread(cap, data);

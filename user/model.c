@@ -56,7 +56,7 @@ static int64_t column_or(sqlite3_stmt *stmt, int col, int64_t fallback)
 struct loader {
 	struct dacce_model *model;
 	struct dacce_model_proc *proc;
-	size_t cap_modules, cap_epochs, cap_regions, cap_threads;
+	size_t cap_modules, cap_epochs, cap_regions, cap_threads, cap_fragments;
 	uint32_t n_sizes; /* entries of proc->node_size */
 	int err;
 };
@@ -227,6 +227,32 @@ static void load_modules(struct loader *l, int64_t row)
 	sqlite3_finalize(stmt);
 }
 
+/* Fragments of the nodes row had within lim (a fork child inherits only the parent's first ones). */
+static void load_fragments(struct loader *l, int64_t row, const struct limits *lim)
+{
+	sqlite3_stmt *stmt = query(l, "SELECT node, module, offset, size FROM fragments "
+				      "WHERE proc = ?1", row);
+	struct dacce_model_proc *p = l->proc;
+
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		struct dacce_model_fragment f = {
+			.node = (uint32_t)sqlite3_column_int64(stmt, 0),
+			.module = (uint32_t)sqlite3_column_int64(stmt, 1),
+			.offset = (uint64_t)sqlite3_column_int64(stmt, 2),
+			.size = (uint64_t)sqlite3_column_int64(stmt, 3),
+		};
+
+		if (f.node >= lim->nodes)
+			continue;
+		if (!GROW(p->fragments, l->cap_fragments, p->n_fragments + 1)) {
+			l->err = -ENOMEM;
+			break;
+		}
+		p->fragments[p->n_fragments++] = f;
+	}
+	sqlite3_finalize(stmt);
+}
+
 static void load_code(struct loader *l, int64_t row)
 {
 	sqlite3_stmt *stmt = query(l, "SELECT start, size FROM code_regions WHERE proc = ?1", row);
@@ -327,6 +353,7 @@ static void load_lineage(struct loader *l, int64_t row, const struct limits *lim
 	load_edges(l, row, lim);
 	load_modules(l, row);
 	load_code(l, row);
+	load_fragments(l, row, lim);
 	load_epochs(l, row, lim);
 }
 
@@ -507,6 +534,7 @@ static void proc_fini(struct dacce_model_proc *p)
 	free(p->region_start);
 	free(p->region_size);
 	dacce_hashmap_fini(&p->entries);
+	free(p->fragments);
 	for (size_t i = 0; i < p->n_threads; i++)
 		free(p->threads[i].ctx_entries);
 	free(p->threads);
@@ -644,12 +672,18 @@ static uint32_t function_at(const struct dacce_model_proc *proc,
 		else
 			hi = mid;
 	}
-	if (lo == 0)
-		return DACCE_NONE;
-	n = proc->functions[lo - 1];
-	if (nodes[n].module != module || offset - nodes[n].offset >= proc->node_size[n])
-		return DACCE_NONE;
-	return n;
+	n = lo ? proc->functions[lo - 1] : DACCE_NONE;
+	if (n != DACCE_NONE && nodes[n].module == module &&
+	    offset - nodes[n].offset < proc->node_size[n])
+		return n;
+	for (size_t i = 0; i < proc->n_fragments; i++) {
+		const struct dacce_model_fragment *f = &proc->fragments[i];
+
+		if (f->module == module && offset - f->offset < f->size &&
+		    f->node < proc->graph->n_nodes)
+			return f->node;
+	}
+	return DACCE_NONE;
 }
 
 uint32_t dacce_model_function_at(const struct dacce_model_proc *proc, uint64_t pc)

@@ -62,10 +62,18 @@ struct dacce_model_proc {
 	uint64_t *region_start, *region_size;
 	size_t n_regions;
 	struct dacce_hashmap entries; /* code-cache address -> site caller node */
+	struct dacce_model_fragment *fragments; /* code split off functions (foo.cold) */
+	size_t n_fragments;
 	uint32_t *functions;	      /* nodes with a size, by (module, offset): pc -> function */
 	uint32_t n_functions;
 	struct dacce_model_thread *threads;
 	size_t n_threads;
+};
+
+/* Code the runtime instrumented as part of node's function without starting it (foo.cold). */
+struct dacce_model_fragment {
+	uint32_t node, module; /* module: the graph's index */
+	uint64_t offset, size;
 };
 
 struct dacce_model {

@@ -30,6 +30,8 @@ static const char schema[] =
 	"  PRIMARY KEY (proc, idx));\n"
 	"CREATE TABLE code_regions (proc INTEGER NOT NULL, start INTEGER NOT NULL,\n"
 	"  size INTEGER NOT NULL);\n"
+	"CREATE TABLE fragments (proc INTEGER NOT NULL, node INTEGER NOT NULL,\n"
+	"  module INTEGER NOT NULL, offset INTEGER NOT NULL, size INTEGER NOT NULL);\n"
 	"CREATE TABLE code_entries (proc INTEGER NOT NULL, address INTEGER NOT NULL,\n"
 	"  site_caller INTEGER NOT NULL, site_offset INTEGER);\n"
 	"CREATE TABLE epochs (proc INTEGER NOT NULL, epoch INTEGER NOT NULL, max_id INTEGER,\n"

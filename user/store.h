@@ -14,7 +14,7 @@
 
 #include <sqlite3.h>
 
-#define DACCE_STORE_SCHEMA_VERSION 2
+#define DACCE_STORE_SCHEMA_VERSION 3
 
 struct dacce_store {
 	sqlite3 *db;
