@@ -83,7 +83,12 @@ static int apply_after(struct dacce_tls *tls, uint32_t edge)
 		tls->id -= op.en;
 		return 0;
 	case DACCE_RT_OP_PUSH:
-		if (tls->cc_top <= tls->cc_base)
+		/*
+		 * The entry must be this edge's: another one on top (a signal
+		 * handler's nested root, left by a throw out of the handler) means
+		 * the context no longer matches the frames.
+		 */
+		if (tls->cc_top <= tls->cc_base || tls->cc_top[-1].edge != edge)
 			return -EPROTO;
 		top = tls->cc_top - 1;
 		tls->id = top->id;
