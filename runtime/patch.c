@@ -18,7 +18,6 @@
 
 #define INT3 0xcc
 
-/* The patch in progress, read by the SIGTRAP handler of any thread. */
 /*
  * The patch in progress, read by the SIGTRAP handler of any thread.  Each
  * patch gets its own slot of a ring, published by one atomic pointer: a
@@ -30,6 +29,23 @@
 static struct dacce_patch pending_ring[PENDING_SLOTS];
 static unsigned pending_next;
 static _Atomic(const struct dacce_patch *) pending;
+/*
+ * Patches queued while a function is decoded (dacce_patch_queue_open), then
+ * applied together: the same three steps for all of them, every core made
+ * to serialise three times in all instead of three times per site.  Two
+ * queues in turn, so a late trap reads a whole description, as above.
+ */
+#define QUEUE_MAX 256
+struct queued {
+	struct dacce_patch patch;
+	uint8_t bytes[15];
+	uint8_t first; /* the byte it replaces first, for a rollback */
+};
+static struct queued queues[2][QUEUE_MAX];
+static unsigned queue_which, queue_depth;
+static size_t queue_len;
+static _Atomic(const struct queued *) pending_queue;
+static _Atomic size_t pending_queue_len;
 static struct sigaction previous_sigtrap;
 static _Atomic(dacce_trap_hook) trap_hook;
 static bool can_sync_cores;
@@ -64,6 +80,18 @@ static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
 	raise(SIGTRAP);
 }
 
+/* The queued patch at addr being applied, or NULL. */
+static const struct dacce_patch *queued_at(uintptr_t addr)
+{
+	const struct queued *q = atomic_load_explicit(&pending_queue, memory_order_acquire);
+	size_t n = atomic_load_explicit(&pending_queue_len, memory_order_acquire);
+
+	for (size_t i = 0; q && i < n && i < QUEUE_MAX; i++)
+		if (q[i].patch.addr == addr)
+			return &q[i].patch;
+	return NULL;
+}
+
 /* Returns false when the trap is not ours: the program's handler gets it. */
 static bool handle_sigtrap(siginfo_t *info, void *uc_void)
 {
@@ -86,7 +114,9 @@ static bool handle_sigtrap(siginfo_t *info, void *uc_void)
 	}
 	const struct dacce_patch *p = atomic_load_explicit(&pending, memory_order_acquire);
 
-	if (p && p->addr == trap_at) {
+	if (!p || p->addr != trap_at)
+		p = queued_at(trap_at);
+	if (p) {
 		if (p->effect == DACCE_PATCH_CALL) {
 			regs[REG_RSP] -= 8;
 			*(uintptr_t *)regs[REG_RSP] = p->return_to;
@@ -224,6 +254,24 @@ static __thread int cached_mem = -1;
 static __thread pid_t cached_pid;
 static __thread dev_t cached_dev;
 static __thread ino_t cached_ino;
+/*
+ * Within a batch (the runtime's lock held: decoding a function patches all
+ * its sites) the check is made once, not before every write: two system
+ * calls less per write, which made most of a start-up's system time.
+ */
+static __thread bool batch_open, batch_checked;
+
+void dacce_patch_batch_begin(void)
+{
+	batch_open = true;
+	batch_checked = false;
+}
+
+void dacce_patch_batch_end(void)
+{
+	batch_open = false;
+	batch_checked = false;
+}
 
 static bool cached_is_ours(struct stat *st)
 {
@@ -232,15 +280,20 @@ static bool cached_is_ours(struct stat *st)
 
 static int mem_cached(void)
 {
-	pid_t pid = getpid();
 	struct stat st;
 	int fd, high;
+	pid_t pid;
 
+	if (cached_mem >= 0 && batch_open && batch_checked)
+		return cached_mem;
+	pid = getpid();
 	if (cached_mem >= 0) {
 		bool ours = cached_is_ours(&st);
 
-		if (ours && cached_pid == pid)
+		if (ours && cached_pid == pid) {
+			batch_checked = batch_open;
 			return cached_mem;
+		}
 		if (ours)
 			close(cached_mem); /* inherited across fork: ours to close */
 		cached_mem = -1;
@@ -258,6 +311,7 @@ static int mem_cached(void)
 		return -errno;
 	}
 	cached_mem = fd;
+	batch_checked = batch_open;
 	cached_pid = pid;
 	cached_dev = st.st_dev;
 	cached_ino = st.st_ino;
@@ -321,4 +375,90 @@ cleanup:
 	/* A thread still on its way to the handler finds the int3 gone and retries. */
 	atomic_store_explicit(&pending, NULL, memory_order_release);
 	return err;
+}
+
+void dacce_patch_queue_open(void)
+{
+	queue_depth++;
+}
+
+/*
+ * A write failed half way: the first `done` patches have their tails and
+ * get their new first byte, the others up to n their old one back (their
+ * tails are unchanged).
+ */
+static void queue_settle(const struct queued *q, size_t done, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dacce_patch_write_quiet(q[i].patch.addr, i < done ? q[i].bytes : &q[i].first, 1);
+	sync_all_cores();
+}
+
+static int queue_flush(void)
+{
+	static const uint8_t int3 = INT3;
+	struct queued *q = queues[queue_which];
+	size_t n = queue_len, i;
+	int err = 0;
+
+	if (n == 0)
+		return 0;
+	atomic_store_explicit(&pending_queue_len, n, memory_order_release);
+	atomic_store_explicit(&pending_queue, q, memory_order_release);
+	for (i = 0; i < n && !err; i++) {
+		q[i].first = *(volatile const uint8_t *)q[i].patch.addr;
+		err = dacce_patch_write_quiet(q[i].patch.addr, &int3, 1);
+	}
+	if (err) {
+		queue_settle(q, 0, i - 1);
+		goto cleanup;
+	}
+	sync_all_cores();
+	for (i = 0; i < n && !err; i++)
+		if (q[i].patch.len > 1)
+			err = dacce_patch_write_quiet(q[i].patch.addr + 1, q[i].bytes + 1,
+						      q[i].patch.len - 1);
+	if (err) {
+		queue_settle(q, i - 1, n);
+		goto cleanup;
+	}
+	sync_all_cores();
+	for (i = 0; i < n && !err; i++)
+		err = dacce_patch_write_quiet(q[i].patch.addr, q[i].bytes, 1);
+	sync_all_cores();
+cleanup:
+	/* A thread still on its way to the handler finds the int3 gone and retries. */
+	atomic_store_explicit(&pending_queue, NULL, memory_order_release);
+	queue_which ^= 1;
+	queue_len = 0;
+	return err;
+}
+
+int dacce_patch_queue_close(void)
+{
+	if (queue_depth == 0)
+		return -EINVAL;
+	return --queue_depth ? 0 : queue_flush();
+}
+
+int dacce_patch_submit(const struct dacce_patch *patch)
+{
+	struct queued *slot;
+	int err;
+
+	if (!queue_depth)
+		return dacce_patch_apply(patch);
+	if (!patch || !patch->bytes || patch->len == 0 || patch->len > 15)
+		return -EINVAL;
+	if (queue_len == QUEUE_MAX) {
+		err = queue_flush();
+		if (err)
+			return err;
+	}
+	slot = &queues[queue_which][queue_len];
+	slot->patch = *patch;
+	memcpy(slot->bytes, patch->bytes, patch->len);
+	slot->patch.bytes = slot->bytes;
+	queue_len++;
+	return 0;
 }

@@ -55,6 +55,19 @@ void dacce_patch_chain_sigtrap(const struct sigaction *act, struct sigaction *ol
 /* Applies one patch.  Callers serialise patches (one at a time). */
 int dacce_patch_apply(const struct dacce_patch *patch);
 
+/*
+ * Queued patches: between open and close (nested pairs count as one),
+ * dacce_patch_submit only queues; close applies the queue as one patch of
+ * many sites (the same protocol, serialising every core three times in all),
+ * as does a full queue.  The sites must not overlap, and nothing may count
+ * on a queued patch being in place before close.  Outside a queue, submit
+ * applies at once.  Close returns 0 or the first write's error (the sites
+ * of the failed flush are left as they were).
+ */
+void dacce_patch_queue_open(void);
+int dacce_patch_queue_close(void);
+int dacce_patch_submit(const struct dacce_patch *patch);
+
 /* Makes the instruction at addr trap (a permanent int3 for the trap hook). */
 int dacce_patch_int3(uintptr_t addr);
 
@@ -69,6 +82,13 @@ int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len);
  * copy.  Other negative values are errors.
  */
 int dacce_patch_mem_open(void);
+/*
+ * Around many writes on one thread (the runtime's lock held): the kept
+ * descriptor of the process's memory is checked once between them.
+ */
+void dacce_patch_batch_begin(void);
+void dacce_patch_batch_end(void);
+
 /* Closes the calling thread's kept descriptor of its memory (at thread exit). */
 void dacce_patch_thread_exit(void);
 int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len);

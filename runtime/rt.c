@@ -107,6 +107,7 @@ static void hold_lock(void)
 	pthread_mutex_lock(&rt.lock);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	rt.holder_cancel_state = state;
+	dacce_patch_batch_begin();
 }
 
 /* Returns the holder's cancel state, to put back with pthread_setcancelstate when all is done. */
@@ -114,6 +115,7 @@ static int release_lock(void)
 {
 	int state = rt.holder_cancel_state;
 
+	dacce_patch_batch_end();
 	pthread_mutex_unlock(&rt.lock);
 	return state;
 }
@@ -357,7 +359,7 @@ static int redirect_site(uintptr_t addr, uintptr_t dest)
 	};
 	int err = dacce_tramp_jmp_bytes(addr, dest, bytes);
 
-	return err ? err : dacce_patch_apply(&patch);
+	return err ? err : dacce_patch_submit(&patch);
 }
 
 /* The instruction a borrowed site took its bytes from, moved into b (a RIP-relative operand adjusted). */
@@ -682,7 +684,7 @@ static int borrow(uint32_t index)
 		.addr = site->scan.prev, .bytes = jmp, .len = 5 + p,
 		.effect = DACCE_PATCH_JUMP, .target = site->landing,
 	};
-	return dacce_patch_apply(&patch);
+	return dacce_patch_submit(&patch);
 }
 
 #define HOP_LEN 5 /* jmp rel32 */
@@ -732,7 +734,7 @@ static int hop(uint32_t index)
 		.addr = site->scan.addr, .bytes = short_jmp, .len = 2,
 		.effect = DACCE_PATCH_JUMP, .target = pad,
 	};
-	err = dacce_patch_apply(&patch);
+	err = dacce_patch_submit(&patch);
 	if (!err)
 		rt.n_hops++;
 	return err;
@@ -874,7 +876,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
 	struct dacce_scan scan;
 	uint32_t known;
-	int err;
+	int err, close_err;
 
 	if (dacce_hashmap_get(&rt.decoded, fn->start, &known) == 0)
 		return 0;
@@ -895,10 +897,13 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 			     (unsigned long)fn->start, strerror(-err));
 		return 0;
 	}
+	/* Its sites patched together (patch.h): a few core serialisations, not three per site. */
+	dacce_patch_queue_open();
 	for (size_t i = 0; i < scan.n && !err; i++)
 		err = consider_site(&scan.sites[i], fn, node);
+	close_err = dacce_patch_queue_close();
 	dacce_scan_fini(&scan);
-	return err;
+	return err ? err : close_err;
 }
 
 int rt_decode_fragment(uintptr_t pc, uint32_t node)
