@@ -6,6 +6,7 @@
  * site while it is rewritten back and forth must never notice.
  */
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -212,6 +213,65 @@ START_TEST(test_threads_racing_through_a_site_being_patched)
 }
 END_TEST
 
+START_TEST(test_queued_patches_wait_for_the_outermost_close)
+{
+	struct patched_site p;
+	struct dacce_patch forth;
+
+	patched_site_init(&p, 44, 3000);
+	forth = to_trampoline(&p);
+	dacce_patch_queue_open();
+	dacce_patch_queue_open();
+	ck_assert_int_eq(dacce_patch_submit(&forth), 0);
+	ck_assert_mem_eq((const void *)p.site, p.native, 5);
+	ck_assert_int_eq(dacce_patch_queue_close(), 0);
+	/* Still queued: the inner close does not apply. */
+	ck_assert_mem_eq((const void *)p.site, p.native, 5);
+	ck_assert(caller(2) == native_result(2));
+	ck_assert_uint_eq(seen_depth, 0);
+	ck_assert_int_eq(dacce_patch_queue_close(), 0);
+	ck_assert_mem_eq((const void *)p.site, p.to_trampoline, 5);
+	ck_assert(caller(2) == native_result(2));
+	ck_assert_uint_eq(seen_depth, 1);
+	ck_assert_uint_eq(seen_edge, 44);
+	ck_assert_int_eq(dacce_patch_queue_close(), -EINVAL); /* not open */
+	patched_site_fini(&p);
+}
+END_TEST
+
+START_TEST(test_threads_racing_through_a_site_patched_from_a_queue)
+{
+	struct patched_site p;
+	struct dacce_patch forth, back;
+	pthread_t threads[2];
+
+	patched_site_init(&p, 43, 2000);
+	forth = to_trampoline(&p);
+	back = (struct dacce_patch){
+		.addr = p.site, .bytes = p.native, .len = 5,
+		.effect = DACCE_PATCH_CALL, .target = (uintptr_t)&callee, .return_to = p.site + 5,
+	};
+	atomic_store(&stop_racers, false);
+	atomic_store(&racer_calls, 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, racer, NULL), 0);
+	for (int i = 0; i < 2000; i++) {
+		dacce_patch_queue_open();
+		ck_assert_int_eq(dacce_patch_submit(&forth), 0);
+		ck_assert_int_eq(dacce_patch_queue_close(), 0);
+		dacce_patch_queue_open();
+		ck_assert_int_eq(dacce_patch_submit(&back), 0);
+		ck_assert_int_eq(dacce_patch_queue_close(), 0);
+	}
+	atomic_store(&stop_racers, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	ck_assert_int_gt(atomic_load(&racer_calls), 0);
+	ck_assert_int_eq(atomic_load(&racer_errors), 0);
+	patched_site_fini(&p);
+}
+END_TEST
+
 /* A read-only page, as program text is: writes reach it only through the runtime. */
 static uint8_t *read_only_page(void)
 {
@@ -284,6 +344,8 @@ static Suite *patch_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_patched_site_maintains_the_context);
 	tcase_add_test(tc, test_threads_racing_through_a_site_being_patched);
+	tcase_add_test(tc, test_queued_patches_wait_for_the_outermost_close);
+	tcase_add_test(tc, test_threads_racing_through_a_site_patched_from_a_queue);
 	tcase_add_test(tc, test_kept_descriptor_survives_the_program_closing_it);
 	tcase_add_test(tc, test_fork_child_writes_its_own_memory);
 	suite_add_tcase(s, tc);
