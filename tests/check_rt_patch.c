@@ -185,7 +185,23 @@ static void *racer(void *arg)
 	return NULL;
 }
 
-START_TEST(test_threads_racing_through_a_site_being_patched)
+/* Applies a patch at once, or as a queue of one (patch.h: what decoding a function does). */
+static int apply_now(const struct dacce_patch *patch)
+{
+	return dacce_patch_apply(patch);
+}
+
+static int apply_queued(const struct dacce_patch *patch)
+{
+	int err;
+
+	dacce_patch_queue_open();
+	err = dacce_patch_submit(patch);
+	return dacce_patch_queue_close() ?: err;
+}
+
+/* Two threads call through the site while it is rewritten back and forth 2,000 times. */
+static void race_through_site(int (*apply)(const struct dacce_patch *))
 {
 	struct patched_site p;
 	struct dacce_patch forth, back;
@@ -198,11 +214,12 @@ START_TEST(test_threads_racing_through_a_site_being_patched)
 		.effect = DACCE_PATCH_CALL, .target = (uintptr_t)&callee, .return_to = p.site + 5,
 	};
 	atomic_store(&stop_racers, false);
+	atomic_store(&racer_calls, 0);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_create(&threads[i], NULL, racer, NULL), 0);
 	for (int i = 0; i < 2000; i++) {
-		ck_assert_int_eq(dacce_patch_apply(&forth), 0);
-		ck_assert_int_eq(dacce_patch_apply(&back), 0);
+		ck_assert_int_eq(apply(&forth), 0);
+		ck_assert_int_eq(apply(&back), 0);
 	}
 	atomic_store(&stop_racers, true);
 	for (int i = 0; i < 2; i++)
@@ -210,6 +227,11 @@ START_TEST(test_threads_racing_through_a_site_being_patched)
 	ck_assert_int_gt(atomic_load(&racer_calls), 0);
 	ck_assert_int_eq(atomic_load(&racer_errors), 0);
 	patched_site_fini(&p);
+}
+
+START_TEST(test_threads_racing_through_a_site_being_patched)
+{
+	race_through_site(apply_now);
 }
 END_TEST
 
@@ -241,34 +263,7 @@ END_TEST
 
 START_TEST(test_threads_racing_through_a_site_patched_from_a_queue)
 {
-	struct patched_site p;
-	struct dacce_patch forth, back;
-	pthread_t threads[2];
-
-	patched_site_init(&p, 43, 2000);
-	forth = to_trampoline(&p);
-	back = (struct dacce_patch){
-		.addr = p.site, .bytes = p.native, .len = 5,
-		.effect = DACCE_PATCH_CALL, .target = (uintptr_t)&callee, .return_to = p.site + 5,
-	};
-	atomic_store(&stop_racers, false);
-	atomic_store(&racer_calls, 0);
-	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(pthread_create(&threads[i], NULL, racer, NULL), 0);
-	for (int i = 0; i < 2000; i++) {
-		dacce_patch_queue_open();
-		ck_assert_int_eq(dacce_patch_submit(&forth), 0);
-		ck_assert_int_eq(dacce_patch_queue_close(), 0);
-		dacce_patch_queue_open();
-		ck_assert_int_eq(dacce_patch_submit(&back), 0);
-		ck_assert_int_eq(dacce_patch_queue_close(), 0);
-	}
-	atomic_store(&stop_racers, true);
-	for (int i = 0; i < 2; i++)
-		pthread_join(threads[i], NULL);
-	ck_assert_int_gt(atomic_load(&racer_calls), 0);
-	ck_assert_int_eq(atomic_load(&racer_errors), 0);
-	patched_site_fini(&p);
+	race_through_site(apply_queued);
 }
 END_TEST
 
