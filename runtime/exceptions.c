@@ -443,3 +443,10 @@ __attribute__((visibility("default"), noreturn)) void _Unwind_Resume(struct _Unw
 	unwinder.resume(exception);
 	abort(); /* it does not return */
 }
+
+size_t dacce_unwind_personalities(uintptr_t out[DACCE_UNWIND_PERSONALITIES])
+{
+	out[0] = (uintptr_t)__gxx_personality_v0;
+	out[1] = (uintptr_t)__gcc_personality_v0;
+	return DACCE_UNWIND_PERSONALITIES;
+}

@@ -6,6 +6,7 @@
 #ifndef DACCE_RT_EXCEPTIONS_H
 #define DACCE_RT_EXCEPTIONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <unwind.h>
 
@@ -30,6 +31,10 @@ struct dacce_unwinder {
 	_Unwind_Word (*get_cfa)(struct _Unwind_Context *);
 };
 const struct dacce_unwinder *dacce_unwinder(void);
+
+/* The personality routines the runtime stands in front of: their addresses, and how many. */
+#define DACCE_UNWIND_PERSONALITIES 2
+size_t dacce_unwind_personalities(uintptr_t out[DACCE_UNWIND_PERSONALITIES]);
 
 extern const char dacce_unwind_exit_key;
 #define DACCE_UNWIND_EXIT ((const void *)&dacce_unwind_exit_key)

@@ -2165,8 +2165,17 @@ static void in_child_after_fork(void)
 	after_fork(true);
 }
 
+/* Why the program is left alone (-ENOTSUP from dacce_rt_start). */
+static char refusal[200];
+
+const char *dacce_rt_refusal(void)
+{
+	return refusal;
+}
+
 static int load_program(void)
 {
+	uintptr_t known[DACCE_UNWIND_PERSONALITIES], foreign;
 	int err = dacce_modules_scan(&rt.at_start);
 
 	if (!err)
@@ -2179,8 +2188,12 @@ static int load_program(void)
 	if (!rt.exe)
 		return -ENOENT;
 	err = dacce_module_has_own_unwinder(rt.exe);
-	if (err > 0)
-		return -ENOTSUP; /* see traits.h: refused rather than risk std::terminate */
+	if (err > 0) {
+		/* See traits.h: refused rather than risk std::terminate. */
+		snprintf(refusal, sizeof(refusal), "it carries its own exception unwinder "
+			 "(-static-libgcc), which the runtime cannot stand in front of");
+		return -ENOTSUP;
+	}
 	{
 		/* In a register: tracers cannot read a RIP-relative probe argument. */
 		int64_t tpoff = rt.tpoff;
@@ -2190,6 +2203,14 @@ static int load_program(void)
 	}
 	announce_scan(&rt.modules);
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
+	if (!err && dacce_module_foreign_personality(rt.exe, known, dacce_unwind_personalities(known),
+						     rt.exe_funcs.plt, rt.exe_funcs.n_plt,
+						     &foreign) > 0) {
+		snprintf(refusal, sizeof(refusal), "its exceptions unwind through a personality "
+			 "routine of its own (at %#lx), whose landing pads the runtime cannot follow",
+			 (unsigned long)foreign);
+		return -ENOTSUP;
+	}
 	dacce_padding_init(&rt.padding, &rt.exe_funcs);
 	if (!err)
 		err = add_module(rt.exe, &rt.exe_module);

@@ -20,6 +20,9 @@ int dacce_rt_start(uintptr_t main_fn);
 
 bool dacce_rt_enabled(void);
 
+/* After dacce_rt_start returned -ENOTSUP: why the program is left alone, one line. */
+const char *dacce_rt_refusal(void);
+
 /* The root edge of a thread (kind DACCE_ROOT_SITE_MAIN or _THREAD) starting in fn. */
 int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge);
 

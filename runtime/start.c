@@ -59,8 +59,7 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void 
 	if (!err)
 		err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, (uintptr_t)main, &main_root_edge);
 	if (err == -ENOTSUP) {
-		dacce_rt_log(true, "not instrumenting this program: it carries its own exception "
-				   "unwinder (-static-libgcc), which the runtime cannot stand in front of");
+		dacce_rt_log(true, "not instrumenting this program: %s", dacce_rt_refusal());
 		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
 	}
 	if (err) {

@@ -12,6 +12,8 @@ simulate=$(cd "$build/tests" && pwd)/simulate
 head -c 2000000 /dev/urandom | base64 >"$work/input.txt"
 # C++ with its own unwinder (-static-libgcc): left alone by the runtime, so it must behave as natively.
 ${CXX:-g++} -O2 -static-libgcc -o "$work/own-unwinder" tests/refused/own-unwinder.cpp || exit 1
+# ... and with a personality routine of its own (static libstdc++), also left alone.
+${CXX:-g++} -O2 -static-libstdc++ -o "$work/own-personality" tests/refused/own-unwinder.cpp || exit 1
 cd "$work" || exit 1
 printf 'int f( { return 1 }\n' >syntax.c
 printf 'int main(void) { int a[2]; a[3] = 1; char *p = 0; return *p; }\n' >faults.c
@@ -31,6 +33,7 @@ jobs=(
 	"our simulator (deep recursion, hash maps)|$simulate --programs 40 --seed 3"
 	"cppcheck (C++, errors thrown as exceptions)|cppcheck -q syntax.c faults.c"
 	"C++ with its own unwinder (left alone)|./own-unwinder"
+	"C++ with its own personality routine (left alone)|./own-personality"
 	"gdb (C++, errors thrown as exceptions)|gdb -q -batch -ex 'print 6*7' -ex 'print nosuchvar' -ex 'ptype struct nosuch' -ex 'print sizeof(long)'"
 	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
 )
@@ -57,7 +60,12 @@ for job in "${jobs[@]}"; do
 		dacce_status=$?
 		# The runtime's one-line notices are not the program's output.
 		dacce=$(grep -v '^dacce: not instrumenting' dacce.out)
-		if [ "$native" = "$dacce" ] && [ $native_status -eq $dacce_status ]; then
+		refused=yes
+		case $name in *"(left alone)"*) grep -q '^dacce: not instrumenting' dacce.out || refused=no ;; esac
+		if [ $refused = no ]; then
+			echo "FAIL $name ($mode): instrumented, but the runtime must leave it alone"
+			failed=$((failed + 1))
+		elif [ "$native" = "$dacce" ] && [ $native_status -eq $dacce_status ]; then
 			passed=$((passed + 1))
 		else
 			echo "FAIL $name ($mode): status $dacce_status (native $native_status)"

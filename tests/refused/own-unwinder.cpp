@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // C++ exceptions through the program's own frames, with destructors and a catch, built with
-// -static-libgcc: the program carries its own unwinder, which the runtime cannot stand in front
-// of (runtime/traits.h), so it must leave the program alone, not kill it.
+// -static-libgcc (the program carries its own unwinder) or -static-libstdc++ (its own
+// personality routine): the runtime cannot stand in front of either (runtime/traits.h), so it
+// must leave the program alone, not kill it or lose track of its contexts.
 #include <cstdio>
 #include <stdexcept>
 
