@@ -13,6 +13,9 @@
 
 #define PENDING_TIMEOUT_NS (5ull * 1000 * 1000 * 1000)
 
+/* The wait after an epoch, in units of its pause. */
+#define PAUSE_BUDGET 20
+
 /* What the policy knows of one process. */
 struct proc_policy {
 	uint32_t pid;
@@ -26,6 +29,7 @@ struct proc_policy {
 	struct dacce_hashmap hits;  /* edge -> samples that had it pushed, since the last request */
 	uint32_t hottest;	    /* the hottest pushed edge at the last request */
 	uint64_t last_request_ns;
+	uint64_t last_pause_ns;	    /* how long the last epoch stopped its threads */
 	bool epoch_pending;	    /* a request not yet answered by an epoch */
 };
 
@@ -210,7 +214,10 @@ void dacce_policy_record(struct dacce_policy *p, const void *data, size_t size)
 		break;
 	case DACCE_EV_EPOCH:
 		if (size >= sizeof(struct dacce_ev_epoch) && (pp = proc_of(p, h->tgid, true))) {
-			pp->encoded_upto = ((const struct dacce_ev_epoch *)data)->n_edges;
+			const struct dacce_ev_epoch *ev = data;
+
+			pp->encoded_upto = ev->n_edges;
+			pp->last_pause_ns = ev->pause_ns > 0 ? (uint64_t)ev->pause_ns : 0;
 			pp->epoch_pending = false;
 			reset_window(pp);
 		}
@@ -282,7 +289,12 @@ void dacce_policy_tick(struct dacce_policy *p, struct dacce_control *ctl, uint64
 		/* An answer lost with its connection must not stop the policy for good. */
 		if (pp->epoch_pending && now_ns - pp->last_request_ns > PENDING_TIMEOUT_NS)
 			pp->epoch_pending = false;
-		if (pp->epoch_pending || now_ns - pp->last_request_ns < p->s.min_interval_ns ||
+		/* Pauses at most about 5 % of the time, as the runtime's own policy (runtime/epoch.c). */
+		uint64_t gap = pp->last_pause_ns * PAUSE_BUDGET > p->s.min_interval_ns
+				       ? pp->last_pause_ns * PAUSE_BUDGET
+				       : p->s.min_interval_ns;
+
+		if (pp->epoch_pending || now_ns - pp->last_request_ns < gap ||
 		    !dacce_control_connected(ctl, pp->pid))
 			continue;
 		n = collect_hints(pp, hints);
