@@ -107,6 +107,20 @@ const struct dacce_func *dacce_entries_armed_at(const struct dacce_entry_watch *
 	return __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE) ? fn : NULL;
 }
 
+int dacce_entries_original(const struct dacce_entry_watch *w, const struct dacce_func *fn,
+			   uint8_t *byte)
+{
+	uint16_t state;
+
+	if (!w || !w->state || !fn || fn < w->funcs->funcs || fn >= w->funcs->funcs + w->funcs->n)
+		return 0;
+	state = __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE);
+	if (!state)
+		return 0;
+	*byte = (uint8_t)state;
+	return 1;
+}
+
 int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn)
 {
 	uint16_t state;

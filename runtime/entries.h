@@ -54,6 +54,13 @@ const struct dacce_func *dacce_entries_armed_at(const struct dacce_entry_watch *
  */
 int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn);
 
+/*
+ * The byte fn's entry had before it was armed: 1 and *byte while it is
+ * armed, else 0 (then the byte in memory is the function's own).
+ */
+int dacce_entries_original(const struct dacce_entry_watch *w, const struct dacce_func *fn,
+			   uint8_t *byte);
+
 /* Frees the table (the bytes stay as they are); NULL-safe. */
 void dacce_entries_fini(struct dacce_entry_watch *w);
 

@@ -872,10 +872,29 @@ static int consider_site(const struct dacce_scan_site *s, const struct dacce_fun
 }
 
 /* Decodes a function of the program on its first entry and redirects its sites. */
+/* Sites this close to a watched entry are patched after it is disarmed (see below). */
+#define ENTRY_NEIGHBOURHOOD 16
+
+/* A copy of a function whose entry is watched, with the entry's own byte; NULL otherwise. */
+static uint8_t *copy_before_entry(const struct dacce_func *fn)
+{
+	uint8_t first, *copy;
+
+	if (dacce_entries_original(&rt.entries, fn, &first) != 1 || fn->end <= fn->start)
+		return NULL;
+	copy = malloc(fn->end - fn->start);
+	if (!copy)
+		return NULL;
+	memcpy(copy, (const void *)fn->start, fn->end - fn->start);
+	copy[0] = first;
+	return copy;
+}
+
 static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
 	struct dacce_scan scan;
 	uint32_t known;
+	uint8_t *copy;
 	int err, close_err;
 
 	if (dacce_hashmap_get(&rt.decoded, fn->start, &known) == 0)
@@ -886,24 +905,45 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 		return err;
 	rt.n_decoded++;
 	announce_fragment(fn, node);
-	/* Before the scan, which reads the function's bytes, the first one among them. */
-	err = dacce_entries_disarm(&rt.entries, fn);
-	if (err < 0)
-		return err;
-	err = dacce_scan_function((const uint8_t *)fn->start, fn->start, fn->start, fn->end,
-				  rt.exe_funcs.plt, rt.exe_funcs.n_plt, &scan);
+	/*
+	 * A watched entry keeps its int3 until the sites are patched: another
+	 * thread that gets there meanwhile waits for the lock, rather than run
+	 * calls not patched yet.  The scan reads a copy with the entry's byte.
+	 */
+	copy = copy_before_entry(fn);
+	if (!copy) {
+		err = dacce_entries_disarm(&rt.entries, fn);
+		if (err < 0)
+			return err;
+	}
+	err = dacce_scan_function(copy ? copy : (const uint8_t *)fn->start, fn->start, fn->start,
+				  fn->end, rt.exe_funcs.plt, rt.exe_funcs.n_plt, &scan);
 	if (err) {
 		dacce_rt_log(false, "function at %#lx left uninstrumented: scan failed (%s)",
 			     (unsigned long)fn->start, strerror(-err));
-		return 0;
+		free(copy);
+		return dacce_entries_disarm(&rt.entries, fn) < 0 ? -EIO : 0;
+	}
+	/* Code that patches a site reads its bytes, or the previous instruction's, in memory. */
+	if (copy && scan.n > 0 && scan.sites[0].addr < fn->start + ENTRY_NEIGHBOURHOOD) {
+		err = dacce_entries_disarm(&rt.entries, fn);
+		if (err < 0)
+			goto cleanup;
+		err = 0;
 	}
 	/* Its sites patched together (patch.h): a few core serialisations, not three per site. */
 	dacce_patch_queue_open();
 	for (size_t i = 0; i < scan.n && !err; i++)
 		err = consider_site(&scan.sites[i], fn, node);
 	close_err = dacce_patch_queue_close();
+	if (!err)
+		err = close_err;
+	if (!err && copy)
+		err = dacce_entries_disarm(&rt.entries, fn) < 0 ? -EIO : 0;
+cleanup:
 	dacce_scan_fini(&scan);
-	return err ? err : close_err;
+	free(copy);
+	return err;
 }
 
 int rt_decode_fragment(uintptr_t pc, uint32_t node)
