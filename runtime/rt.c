@@ -768,6 +768,16 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 
 		site->dispatched = dacce_reload_from_call(site->original, s->len, site->reload, &n) == 0;
 		site->reload_len = (uint8_t)n;
+		if (!site->dispatched && s->slot) {
+			/* RIP-relative (`jmp *hook(%rip)`): the slot's absolute address, then the target. */
+			struct x86_buf reload;
+
+			x86_init(&reload, site->reload, sizeof(site->reload), 0);
+			x86_movabs_r11(&reload, s->slot);
+			x86_load_r11_from_r11(&reload);
+			site->reload_len = (uint8_t)reload.len;
+			site->dispatched = !reload.overflow;
+		}
 	}
 	if (site->trapped && s->kind == DACCE_SITE_TAIL_DIRECT && s->len == 2 &&
 	    site->original[0] == 0xeb && s->target) {

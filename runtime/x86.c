@@ -83,6 +83,13 @@ void x86_movabs_r11(struct x86_buf *b, uint64_t imm)
 	emit(b, insn, sizeof(insn));
 }
 
+void x86_load_r11_from_r11(struct x86_buf *b)
+{
+	uint8_t insn[] = { 0x4d, 0x8b, 0x1b }; /* REX.W R B, mov r/m64 to r64, (%r11) into %r11 */
+
+	emit(b, insn, sizeof(insn));
+}
+
 void x86_spill_rax(struct x86_buf *b, int8_t disp)
 {
 	uint8_t insn[] = { REX_W, 0x89, MODRM_RSP_D8(RAX), SIB_RSP, (uint8_t)disp };

@@ -36,6 +36,8 @@ void x86_sub_imm_from_fs(struct x86_buf *b, int32_t disp, int32_t imm);
 void x86_cmp_fs_with_r11(struct x86_buf *b, int32_t disp); /* flags of r11 - [fs:disp] */
 
 void x86_movabs_r11(struct x86_buf *b, uint64_t imm);
+/* mov (%r11), %r11 */
+void x86_load_r11_from_r11(struct x86_buf *b);
 
 /* Red-zone spills (below %rsp: dead at call sites and returns, skipped by signal frames). */
 void x86_spill_rax(struct x86_buf *b, int8_t disp);

@@ -82,7 +82,7 @@ for prog in "${programs[@]}"; do
 				if [ $native_status -eq $status ] && diff -u "$bin.native.sorted" "$bin.$mode.sorted" >"$bin.$mode.diff"; then
 					break
 				fi
-				[ $attempt -eq 1 ] && echo "RETRY $prog-$name ($mode): status $status, $(grep -E '^[-+][^-+]' "$bin.$mode.diff" | head -n 4 | tr '\n' ' ')"
+				[ $attempt -eq 1 ] && echo "RETRY $prog-$name ($mode): status $status, native only: $(grep -E '^-[^-]' "$bin.$mode.diff" | head -n 4 | tr '\n' ' ')under dacce only: $(grep -E '^[+][^+]' "$bin.$mode.diff" | head -n 4 | tr '\n' ' ')"
 			done
 			if [ $native_status -ne $status ]; then
 				echo "FAIL $prog-$name ($mode): exit status $status under dacce, $native_status natively"
