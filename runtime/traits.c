@@ -46,33 +46,44 @@ static bool defines_unwinder(Elf *elf, Elf_Scn *symtab)
 	return false;
 }
 
-int dacce_module_has_own_unwinder(const struct dacce_module_info *m)
+/* The module's file, read (not mapped: a file truncated under us must not raise SIGBUS). */
+static int open_module(const struct dacce_module_info *m, int *fd, Elf **elf)
 {
-	const char *path = m->is_main ? "/proc/self/exe" : m->path;
-	Elf_Scn *scn = NULL;
-	int fd, found = 0;
-	Elf *elf;
-
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	*fd = open(m->is_main ? "/proc/self/exe" : m->path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
 		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf) {
-		found = -EBADMSG;
-		goto cleanup;
+	*elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!*elf) {
+		close(*fd);
+		return -EBADMSG;
 	}
+	return 0;
+}
+
+static void close_module(int fd, Elf *elf)
+{
+	elf_end(elf);
+	close(fd);
+}
+
+int dacce_module_has_own_unwinder(const struct dacce_module_info *m)
+{
+	Elf_Scn *scn = NULL;
+	int fd, found;
+	Elf *elf;
+
+	found = open_module(m, &fd, &elf);
+	if (found)
+		return found;
 	while (!found && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
 			found = defines_unwinder(elf, scn);
 	}
-cleanup:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	close_module(fd, elf);
 	return found;
 }
 
@@ -158,20 +169,16 @@ int dacce_module_foreign_personality(const struct dacce_module_info *m, const ui
 				     size_t n_known, const struct dacce_range *plt, size_t n_plt,
 				     uintptr_t *foreign)
 {
-	const char *path = m->is_main ? "/proc/self/exe" : m->path;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
-	int fd, found = 0;
+	int fd, found;
 	Elf *elf;
 
 	*foreign = 0;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOTSUP;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+	found = open_module(m, &fd, &elf);
+	if (found)
+		return found;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0) {
 		found = -EBADMSG;
 		goto cleanup;
 	}
@@ -200,8 +207,6 @@ int dacce_module_foreign_personality(const struct dacce_module_info *m, const ui
 		break;
 	}
 cleanup:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	close_module(fd, elf);
 	return found;
 }
