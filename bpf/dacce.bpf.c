@@ -229,10 +229,10 @@ int BPF_USDT(on_module, __s64 graph_module, const char *path, __u64 bias, __u64 
 	return 0;
 }
 
-SEC("usdt")
-int BPF_USDT(on_node, __u32 node, __u32 module, __u64 offset, __u64 size)
+/* A node, or a fragment of one: the same record, told apart by its type. */
+static int send_code_range(__u32 type, __u32 node, __u32 module, __u64 offset, __u64 size)
 {
-	struct dacce_ev_node *ev = RESERVE(dacce_ev_node, DACCE_EV_NODE);
+	struct dacce_ev_node *ev = (struct dacce_ev_node *)reserve(sizeof(*ev), type);
 
 	if (!ev)
 		return 0;
@@ -242,6 +242,12 @@ int BPF_USDT(on_node, __u32 node, __u32 module, __u64 offset, __u64 size)
 	ev->size = size;
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_node, __u32 node, __u32 module, __u64 offset, __u64 size)
+{
+	return send_code_range(DACCE_EV_NODE, node, module, offset, size);
 }
 
 SEC("usdt")
@@ -279,16 +285,7 @@ int BPF_USDT(on_code_region, __u64 start, __u64 size)
 SEC("usdt")
 int BPF_USDT(on_fragment, __u32 node, __u32 module, __u64 offset, __u64 size)
 {
-	struct dacce_ev_fragment *ev = RESERVE(dacce_ev_fragment, DACCE_EV_FRAGMENT);
-
-	if (!ev)
-		return 0;
-	ev->node = node;
-	ev->module = module;
-	ev->offset = offset;
-	ev->size = size;
-	bpf_ringbuf_submit(ev, 0);
-	return 0;
+	return send_code_range(DACCE_EV_FRAGMENT, node, module, offset, size);
 }
 
 SEC("usdt")

@@ -34,7 +34,7 @@ enum dacce_event_type {
 	DACCE_EV_EXIT,	/* a thread exited */
 	DACCE_EV_EXEC,	/* a process replaced its image */
 	DACCE_EV_SAMPLE,
-	DACCE_EV_FRAGMENT, /* code split off a node's function (runtime/probes.h) */
+	DACCE_EV_FRAGMENT, /* code split off a node's function (runtime/probes.h): a dacce_ev_node record */
 };
 
 struct dacce_ev_header {
@@ -90,12 +90,6 @@ struct dacce_ev_module {
 };
 
 struct dacce_ev_node {
-	struct dacce_ev_header h;
-	__u32 node, module;
-	__u64 offset, size;
-};
-
-struct dacce_ev_fragment {
 	struct dacce_ev_header h;
 	__u32 node, module;
 	__u64 offset, size;

@@ -123,17 +123,12 @@ int dacce_entries_original(const struct dacce_entry_watch *w, const struct dacce
 
 int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn)
 {
-	uint16_t state;
 	uint8_t original;
 	int err;
 
-	if (!w || !w->state || !fn || fn < w->funcs->funcs || fn >= w->funcs->funcs + w->funcs->n)
-		return 0;
-	state = __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE);
-	if (!state)
+	if (dacce_entries_original(w, fn, &original) != 1)
 		return 0;
 	/* The byte first, then the state: a thread that traps meanwhile still finds it armed. */
-	original = (uint8_t)state;
 	err = dacce_patch_write_quiet(fn->start, &original, 1);
 	dacce_patch_sync_cores();
 	if (err)

@@ -338,7 +338,7 @@ static int on_code_region(struct dacce_capture *cap, const struct dacce_ev_code_
 				    (int64_t)ev->size);
 }
 
-static int on_fragment(struct dacce_capture *cap, const struct dacce_ev_fragment *ev)
+static int on_fragment(struct dacce_capture *cap, const struct dacce_ev_node *ev)
 {
 	struct proc_state *st;
 	int err = state_for(cap, &ev->h, &st);
@@ -561,7 +561,7 @@ static size_t record_size(uint32_t type)
 	case DACCE_EV_EDGE: return sizeof(struct dacce_ev_edge);
 	case DACCE_EV_CODE_REGION: return sizeof(struct dacce_ev_code_region);
 	case DACCE_EV_CODE_ENTRY: return sizeof(struct dacce_ev_code_entry);
-	case DACCE_EV_FRAGMENT: return sizeof(struct dacce_ev_fragment);
+	case DACCE_EV_FRAGMENT: return sizeof(struct dacce_ev_node);
 	case DACCE_EV_EPOCH: return sizeof(struct dacce_ev_epoch);
 	case DACCE_EV_DICT_CHUNK: return sizeof(struct dacce_ev_dict_chunk);
 	case DACCE_EV_THREAD: return sizeof(struct dacce_ev_thread);
