@@ -56,10 +56,16 @@ for job in "${jobs[@]}"; do
 		else
 			stress=
 		fi
-		env $stress LD_PRELOAD="$lib" bash -c "$cmd" >dacce.out 2>&1
-		dacce_status=$?
-		# The runtime's one-line notices are not the program's output.
-		dacce=$(grep -v '^dacce: not instrumenting' dacce.out)
+		# One retry, reported with both outputs (as tests/run-programs.sh does): a rare
+		# failure shows in the log; two in a row fail.
+		for attempt in 1 2; do
+			env $stress LD_PRELOAD="$lib" bash -c "$cmd" >dacce.out 2>&1
+			dacce_status=$?
+			# The runtime's one-line notices are not the program's output.
+			dacce=$(grep -v '^dacce: not instrumenting' dacce.out)
+			[ "$native" = "$dacce" ] && [ $native_status -eq $dacce_status ] && break
+			[ $attempt -eq 1 ] && echo "RETRY $name ($mode): status $dacce_status (native $native_status), output [$(head -c 300 dacce.out | tr '\n' ' ')]"
+		done
 		refused=yes
 		case $name in *"(left alone)"*) grep -q '^dacce: not instrumenting' dacce.out || refused=no ;; esac
 		if [ $refused = no ]; then
