@@ -273,6 +273,8 @@ static int collect(struct stopped *all)
 		p = &all->threads[all->n++];
 		p->thread = t;
 		p->node = rt_node_at(t->tls, t->pc);
+		if (!rt_entry_is_current(t->pc))
+			return -EAGAIN; /* on the entry of superseded code: soon out of it */
 		if (p->node == DACCE_NONE)
 			/* Half way through generated code: soon out of it.  Elsewhere: not now. */
 			return dacce_codecache_contains(&rt.cache, t->pc) ? -EAGAIN : -ENOLINK;

@@ -1876,6 +1876,23 @@ static bool node_is_decoded(uint32_t node)
 	       dacce_hashmap_get(&rt.decoded, rt.exe->bias + n->offset, &known) == 0;
 }
 
+bool rt_entry_is_current(uintptr_t pc)
+{
+	const struct rt_site *s;
+	uint32_t site;
+
+	if (!dacce_codecache_contains(&rt.cache, pc) ||
+	    dacce_hashmap_get(&rt.entry_site, pc, &site) != 0 || site >= rt.cap_sites)
+		return true;
+	s = &rt.sites[site];
+	if (pc == s->tramp || pc == s->dispatch || pc == s->landing)
+		return true;
+	for (uint32_t i = 0; i < s->n_by_target; i++)
+		if (pc == s->by_target[i].tramp)
+			return true;
+	return false;
+}
+
 uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 {
 	const struct dacce_func *f;

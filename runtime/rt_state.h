@@ -178,6 +178,15 @@ int rt_decode_fragment(uintptr_t pc, uint32_t node);
 uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc);
 
 /*
+ * Whether pc, when it starts code of a site, starts the code the site uses
+ * now (true for every other pc).  A thread can sit on the entry of code a
+ * site has left behind: jumped to dispatch code just before another thread
+ * rebuilt it for a new target.  An epoch moves threads from the entries it
+ * replaces only; one left there would run the old epoch's operations.
+ */
+bool rt_entry_is_current(uintptr_t pc);
+
+/*
  * The standalone policy (epoch.c): re-encodes as edges are found and get
  * hot.  Settings come from DACCE_EPOCH* variables (docs/runtime.md).
  */
