@@ -16,7 +16,9 @@
 #include "graph.h"
 #include "patch.h"
 #include "rt.h"
+#include "signals.h"
 #include "stop.h"
+#include "threads.h"
 #include "tls.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -44,8 +46,10 @@ static void run_handler(int sig, siginfo_t *info, void *uc_void)
 	const struct user_handler *h = &handlers[sig];
 	ucontext_t *uc = uc_void;
 	struct dacce_rt_signal_save save;
-	int pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-					   &save);
+	int pushed;
+
+	dacce_thread_self()->handlers_run++;
+	pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], &save);
 
 	if (h->act.sa_flags & SA_SIGINFO)
 		h->act.sa_sigaction(sig, info, uc_void);
@@ -127,7 +131,7 @@ typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
  * and less the stop signal (a thread that blocks it would hold up every
  * re-encoding).
  */
-static const sigset_t *without_sigtrap(int how, const sigset_t *set, sigset_t *copy)
+const sigset_t *dacce_signals_program_mask(int how, const sigset_t *set, sigset_t *copy)
 {
 	if (!set || how == SIG_UNBLOCK || !dacce_rt_enabled() ||
 	    (!sigismember(set, SIGTRAP) && !sigismember(set, dacce_stop_signal())))
@@ -150,7 +154,7 @@ __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *
 		errno = ENOSYS;
 		return -1;
 	}
-	return real(how, without_sigtrap(how, set, &copy), old);
+	return real(how, dacce_signals_program_mask(how, set, &copy), old);
 }
 
 __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t *set,
@@ -163,7 +167,7 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
 		real = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
 	if (!real)
 		return ENOSYS;
-	return real(how, without_sigtrap(how, set, &copy), old);
+	return real(how, dacce_signals_program_mask(how, set, &copy), old);
 }
 
 __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler)

@@ -70,6 +70,7 @@ static void on_stop_signal(int sig, siginfo_t *info, void *uc_void)
 	(void)info;
 	dacce_tls_handler_work_begin(); /* first: errno lives in libc */
 	self = dacce_thread_self();
+	self->stops_taken++;
 	saved_errno = errno;
 	/* Late or repeated signals (they queue) find nothing to do. */
 	if (!self->registered || !atomic_load(&stop.active) ||

@@ -36,6 +36,12 @@ struct dacce_thread {
 	int handlers_over_code;
 	/* A thread of the runtime's own (the policy thread): never adopted (rt.c). */
 	bool runtime_own;
+	/*
+	 * Signal handlers that ran on the thread: the stop signal's and the
+	 * program's.  A blocking call the kernel does not restart (waits.c)
+	 * is made again when only the first changed while it waited.
+	 */
+	volatile unsigned stops_taken, handlers_run;
 	/* The stop protocol's fields (stop.c). */
 	atomic_int answer;	/* enum dacce_stop_answer */
 	atomic_uint answered_round;

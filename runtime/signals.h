@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef DACCE_RT_SIGNALS_H
+#define DACCE_RT_SIGNALS_H
+
+#include <signal.h>
+
+/*
+ * The mask a program asks for (with how, as sigprocmask takes it), less
+ * SIGTRAP and the runtime's stop signal: set itself when it blocks neither,
+ * else copy, filled in.
+ */
+const sigset_t *dacce_signals_program_mask(int how, const sigset_t *set, sigset_t *copy);
+
+#endif
