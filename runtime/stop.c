@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <link.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
@@ -25,6 +24,7 @@ static struct {
 	atomic_bool active;
 	atomic_uint round;
 	atomic_uint release; /* futex word: bumped by every resume */
+	atomic_uint answers; /* futex word: bumped by every answer */
 } stop;
 
 int dacce_stop_signal(void)
@@ -58,6 +58,14 @@ static long futex(atomic_uint *word, int op, unsigned value)
 	return syscall(SYS_futex, word, op, value, NULL, NULL, 0);
 }
 
+/* Gives the stopper this thread's answer, and wakes it if it sleeps. */
+static void answer(struct dacce_thread *self, int answer)
+{
+	atomic_store(&self->answer, answer);
+	atomic_fetch_add(&stop.answers, 1);
+	futex(&stop.answers, FUTEX_WAKE_PRIVATE, 1);
+}
+
 static void on_stop_signal(int sig, siginfo_t *info, void *uc_void)
 {
 	struct dacce_thread *self;
@@ -80,10 +88,10 @@ static void on_stop_signal(int sig, siginfo_t *info, void *uc_void)
 	self->resume_pc = 0;
 	atomic_store(&self->answered_round, round);
 	if (self->in_runtime || (self->pc >= own_code_start && self->pc < own_code_end)) {
-		atomic_store(&self->answer, DACCE_STOP_BUSY);
+		answer(self, DACCE_STOP_BUSY);
 		goto out;
 	}
-	atomic_store(&self->answer, DACCE_STOP_PARKED);
+	answer(self, DACCE_STOP_PARKED);
 	while (atomic_load(&stop.release) == release)
 		futex(&stop.release, FUTEX_WAIT_PRIVATE, release);
 	if (self->resume_pc)
@@ -92,6 +100,12 @@ out:
 	errno = saved_errno;
 	dacce_tls_handler_work_end();
 	dacce_tls_leaving_handler(uc_void);
+}
+
+void dacce_stop_thread_gone(void)
+{
+	atomic_fetch_add(&stop.answers, 1);
+	futex(&stop.answers, FUTEX_WAKE_PRIVATE, 1);
 }
 
 int dacce_stop_init(void)
@@ -145,14 +159,21 @@ static int ask_all(pid_t pid)
 	return asked;
 }
 
-/* Waits for every asked thread's answer; true when all answered PARKED. */
+/*
+ * Waits for every asked thread's answer; true when all answered PARKED.
+ * Sleeps between answers rather than spinning: on a machine with few
+ * cores the threads asked need the CPU to run their handlers.
+ */
 static bool wait_answers(long deadline, bool *timed_out)
 {
 	bool all_parked;
 
 	*timed_out = false;
 	for (;;) {
+		unsigned answers = atomic_load(&stop.answers);
+		struct timespec left;
 		bool waiting = false;
+		long now;
 
 		all_parked = true;
 		for (struct dacce_thread *t = dacce_threads_first(); t; t = t->next) {
@@ -165,11 +186,14 @@ static bool wait_answers(long deadline, bool *timed_out)
 		}
 		if (!waiting)
 			return all_parked;
-		if (now_ns() > deadline) {
+		now = now_ns();
+		if (now > deadline) {
 			*timed_out = true;
 			return false;
 		}
-		sched_yield();
+		left = (struct timespec){ .tv_sec = (deadline - now) / 1000000000L,
+					  .tv_nsec = (deadline - now) % 1000000000L };
+		syscall(SYS_futex, &stop.answers, FUTEX_WAIT_PRIVATE, answers, &left, NULL, 0);
 	}
 }
 

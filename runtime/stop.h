@@ -12,7 +12,7 @@
  *
  * Signals that interrupt a system call restart it when the kernel can
  * (SA_RESTART); the calls the kernel never restarts after a handler (sleeps,
- * poll, epoll_wait) return EINTR, as with any other signal.
+ * poll, epoll_wait) are made again by their wrappers (waits.c).
  */
 #ifndef DACCE_RT_STOP_H
 #define DACCE_RT_STOP_H
@@ -37,6 +37,9 @@ int dacce_stop_signal(void);
  * parked, -EAGAIN when some stayed busy or did not answer (then none is).
  */
 int dacce_stop_world(void);
+
+/* A thread marked itself gone: a stopper waiting for its answer looks again. */
+void dacce_stop_thread_gone(void);
 
 /* Lets every parked thread go on (each at its resume_pc, if set). */
 void dacce_resume_world(void);

@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "stop.h"
+
 static __thread struct dacce_thread self __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,6 +54,7 @@ void dacce_thread_unregister(void)
 		return;
 	/* Seen before the lock: a stopper holding it skips us instead of waiting for us. */
 	atomic_store(&self.gone, true);
+	dacce_stop_thread_gone();
 	dacce_threads_lock();
 	if (self.prev)
 		self.prev->next = self.next;
