@@ -394,37 +394,90 @@ static void queue_settle(const struct queued *q, size_t done, size_t n)
 	sync_all_cores();
 }
 
-static int queue_flush(void)
+/* The three steps of a queued patch: an int3 on its first byte, its tail, its new first byte. */
+enum queue_step { STEP_INT3, STEP_TAIL, STEP_FIRST };
+
+/* What step writes for patch e: len bytes at *addr (len 0: nothing). */
+static size_t step_bytes(const struct queued *e, enum queue_step step, uintptr_t *addr,
+			 const uint8_t **bytes)
 {
 	static const uint8_t int3 = INT3;
+
+	*addr = step == STEP_TAIL ? e->patch.addr + 1 : e->patch.addr;
+	*bytes = step == STEP_INT3 ? &int3 : step == STEP_TAIL ? e->bytes + 1 : e->bytes;
+	return step == STEP_TAIL ? e->patch.len - 1 : 1;
+}
+
+/*
+ * Bytes one write may cover.  A decoded function's sites come queued in
+ * address order, a few dozen bytes apart: one write covers a run of them,
+ * the bytes between written back as they are (only code of ours, under
+ * the runtime's lock, changes program text), instead of one system call
+ * per site and step (gcc's cc1 patches 150,000 sites).
+ */
+#define RUN_MAX 512
+
+/* Carries out step for q[0..n); *done counts the patches written, also on failure. */
+static int queue_step(const struct queued *q, size_t n, enum queue_step step, size_t *done)
+{
+	uint8_t run[RUN_MAX];
+
+	*done = 0;
+	while (*done < n) {
+		uintptr_t start, end, addr;
+		const uint8_t *bytes;
+		size_t len = step_bytes(&q[*done], step, &start, &bytes), last;
+		int err;
+
+		end = start + len;
+		for (last = *done + 1; last < n; last++) {
+			len = step_bytes(&q[last], step, &addr, &bytes);
+			if (addr < end || addr + len - start > RUN_MAX)
+				break;
+			end = addr + len;
+		}
+		if (end == start) {
+			*done = last;
+			continue;
+		}
+		memcpy(run, (const void *)start, end - start);
+		for (size_t k = *done; k < last; k++) {
+			len = step_bytes(&q[k], step, &addr, &bytes);
+			memcpy(run + (addr - start), bytes, len);
+		}
+		err = dacce_patch_write_quiet(start, run, end - start);
+		if (err)
+			return err;
+		*done = last;
+	}
+	return 0;
+}
+
+static int queue_flush(void)
+{
 	struct queued *q = queues[queue_which];
-	size_t n = queue_len, i;
-	int err = 0;
+	size_t n = queue_len, done;
+	int err;
 
 	if (n == 0)
 		return 0;
 	atomic_store_explicit(&pending_queue_len, n, memory_order_release);
 	atomic_store_explicit(&pending_queue, q, memory_order_release);
-	for (i = 0; i < n && !err; i++) {
+	for (size_t i = 0; i < n; i++)
 		q[i].first = *(volatile const uint8_t *)q[i].patch.addr;
-		err = dacce_patch_write_quiet(q[i].patch.addr, &int3, 1);
-	}
+	err = queue_step(q, n, STEP_INT3, &done);
 	if (err) {
-		queue_settle(q, 0, i - 1);
+		queue_settle(q, 0, done);
 		goto cleanup;
 	}
 	sync_all_cores();
-	for (i = 0; i < n && !err; i++)
-		if (q[i].patch.len > 1)
-			err = dacce_patch_write_quiet(q[i].patch.addr + 1, q[i].bytes + 1,
-						      q[i].patch.len - 1);
+	err = queue_step(q, n, STEP_TAIL, &done);
 	if (err) {
-		queue_settle(q, i - 1, n);
+		queue_settle(q, done, n);
 		goto cleanup;
 	}
 	sync_all_cores();
-	for (i = 0; i < n && !err; i++)
-		err = dacce_patch_write_quiet(q[i].patch.addr, q[i].bytes, 1);
+	err = queue_step(q, n, STEP_FIRST, &done);
 	sync_all_cores();
 cleanup:
 	/* A thread still on its way to the handler finds the int3 gone and retries. */

@@ -267,6 +267,50 @@ START_TEST(test_threads_racing_through_a_site_patched_from_a_queue)
 }
 END_TEST
 
+/*
+ * A queue is written in runs of nearby patches, the bytes between written
+ * back as they were: patches close together, adjacent, far apart, across a
+ * page boundary, of one byte; everything else on the pages must not move.
+ */
+START_TEST(test_queued_patches_written_in_runs_leave_the_bytes_between_alone)
+{
+	static const size_t at[] = { 16, 24, 40, 45, 300, 900, 4094, 5000, 5001, 8000 };
+	size_t size = 8192;
+	uint8_t *area = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *expect = malloc(size), *fill = malloc(size);
+	uint8_t bytes[sizeof(at) / sizeof(at[0])][5];
+
+	ck_assert_ptr_ne(area, MAP_FAILED);
+	ck_assert_ptr_nonnull(expect);
+	ck_assert_ptr_nonnull(fill);
+	ck_assert_int_eq(dacce_patch_init(), 0);
+	for (size_t i = 0; i < size; i++)
+		fill[i] = (uint8_t)(i * 7 + 3);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)area, fill, size), 0);
+	memcpy(expect, fill, size);
+	dacce_patch_queue_open();
+	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		/* 5001 follows the 1-byte patch at 5000. */
+		size_t len = at[k] == 5000 ? 1 : 5;
+		struct dacce_patch patch = {
+			.addr = (uintptr_t)area + at[k], .bytes = bytes[k], .len = len,
+			.effect = DACCE_PATCH_JUMP, .target = (uintptr_t)area,
+		};
+
+		for (size_t b = 0; b < len; b++)
+			bytes[k][b] = (uint8_t)(0xe9 + k * 5 + b);
+		memcpy(expect + at[k], bytes[k], len);
+		ck_assert_int_eq(dacce_patch_submit(&patch), 0);
+	}
+	ck_assert_mem_eq(area, fill, size); /* nothing written before the close */
+	ck_assert_int_eq(dacce_patch_queue_close(), 0);
+	ck_assert_mem_eq(area, expect, size);
+	munmap(area, size);
+	free(expect);
+	free(fill);
+}
+END_TEST
+
 /* A read-only page, as program text is: writes reach it only through the runtime. */
 static uint8_t *read_only_page(void)
 {
@@ -341,6 +385,7 @@ static Suite *patch_suite(void)
 	tcase_add_test(tc, test_threads_racing_through_a_site_being_patched);
 	tcase_add_test(tc, test_queued_patches_wait_for_the_outermost_close);
 	tcase_add_test(tc, test_threads_racing_through_a_site_patched_from_a_queue);
+	tcase_add_test(tc, test_queued_patches_written_in_runs_leave_the_bytes_between_alone);
 	tcase_add_test(tc, test_kept_descriptor_survives_the_program_closing_it);
 	tcase_add_test(tc, test_fork_child_writes_its_own_memory);
 	suite_add_tcase(s, tc);
