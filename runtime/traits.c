@@ -23,7 +23,34 @@ static bool is_unwinder_entry(const char *name)
 	return false;
 }
 
-static bool defines_unwinder(Elf *elf, Elf_Scn *symtab)
+/*
+ * libgcc's unwinder looks FDEs up with glibc's _dl_find_object: a program
+ * that imports it carries that unwinder, even stripped (its own symbols
+ * gone, the import stays in .dynsym).  It matters when exceptions from a
+ * shared libstdc++ or libgcc_s can come through the program's frames, whose
+ * cleanups then resume with that unwinder (gcc's cc1 carries one, but
+ * imports nothing that throws).
+ */
+static const char *const exception_imports[] = {
+	"__cxa_throw", "__cxa_rethrow", "__gxx_personality_v0", "__gcc_personality_v0", NULL,
+};
+
+struct unwinder_imports {
+	bool lookup, exceptions;
+};
+
+static void note_import(const char *name, const GElf_Sym *sym, struct unwinder_imports *seen)
+{
+	if (sym->st_shndx != SHN_UNDEF)
+		return;
+	if (strcmp(name, "_dl_find_object") == 0)
+		seen->lookup = true;
+	for (int i = 0; exception_imports[i]; i++)
+		if (strcmp(name, exception_imports[i]) == 0)
+			seen->exceptions = true;
+}
+
+static bool defines_unwinder(Elf *elf, Elf_Scn *symtab, struct unwinder_imports *seen)
 {
 	GElf_Shdr sh;
 	Elf_Data *data = elf_getdata(symtab, NULL);
@@ -36,11 +63,12 @@ static bool defines_unwinder(Elf *elf, Elf_Scn *symtab)
 		GElf_Sym sym;
 		const char *name;
 
-		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+		if (!gelf_getsym(data, (int)i, &sym) ||
+		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
 			continue;
-		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (name && is_unwinder_entry(name))
+		note_import(name, &sym, seen);
+		if (sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+		    is_unwinder_entry(name))
 			return true;
 	}
 	return false;
@@ -70,6 +98,7 @@ static void close_module(int fd, Elf *elf)
 
 int dacce_module_has_own_unwinder(const struct dacce_module_info *m)
 {
+	struct unwinder_imports seen = { false, false };
 	Elf_Scn *scn = NULL;
 	int fd, found;
 	Elf *elf;
@@ -81,10 +110,10 @@ int dacce_module_has_own_unwinder(const struct dacce_module_info *m)
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			found = defines_unwinder(elf, scn);
+			found = defines_unwinder(elf, scn, &seen);
 	}
 	close_module(fd, elf);
-	return found;
+	return found || (seen.lookup && seen.exceptions);
 }
 
 /* A DW_EH_PE-encoded pointer at field (run-time address at), or 0 when the encoding is unknown. */

@@ -14,7 +14,9 @@
 /*
  * Whether the module carries an unwinder of its own (libgcc_eh linked in
  * statically, -static-libgcc: it defines _Unwind_RaiseException,
- * _Unwind_Resume or _Unwind_Find_FDE in .symtab or .dynsym).
+ * _Unwind_Resume or _Unwind_Find_FDE in .symtab or .dynsym; stripped, it
+ * imports _dl_find_object, which that unwinder uses, and something that
+ * throws or catches: __cxa_throw, __cxa_rethrow or a personality routine).
  * Exceptions through patched frames need the runtime to stand between the
  * program and libgcc_s's unwinder (unwind.c), which such a program never
  * calls: it is left uninstrumented rather than killed by std::terminate.

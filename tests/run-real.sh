@@ -12,6 +12,8 @@ simulate=$(cd "$build/tests" && pwd)/simulate
 head -c 2000000 /dev/urandom | base64 >"$work/input.txt"
 # C++ with its own unwinder (-static-libgcc): left alone by the runtime, so it must behave as natively.
 ${CXX:-g++} -O2 -static-libgcc -o "$work/own-unwinder" tests/refused/own-unwinder.cpp || exit 1
+# ... stripped: its unwinder's symbols gone, it must still be recognised (it imports _dl_find_object).
+${CXX:-g++} -O2 -static-libgcc -s -o "$work/own-unwinder-stripped" tests/refused/own-unwinder.cpp || exit 1
 # ... and with a personality routine of its own (static libstdc++), also left alone.
 ${CXX:-g++} -O2 -static-libstdc++ -o "$work/own-personality" tests/refused/own-unwinder.cpp || exit 1
 cd "$work" || exit 1
@@ -33,6 +35,7 @@ jobs=(
 	"our simulator (deep recursion, hash maps)|$simulate --programs 40 --seed 3"
 	"cppcheck (C++, errors thrown as exceptions)|cppcheck -q syntax.c faults.c"
 	"C++ with its own unwinder (left alone)|./own-unwinder"
+	"C++ with its own unwinder, stripped (left alone)|./own-unwinder-stripped"
 	"C++ with its own personality routine (left alone)|./own-personality"
 	"gdb (C++, errors thrown as exceptions)|gdb -q -batch -ex 'print 6*7' -ex 'print nosuchvar' -ex 'ptype struct nosuch' -ex 'print sizeof(long)'"
 	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
