@@ -113,6 +113,35 @@ static struct timespec left_until(int64_t deadline)
 	return (struct timespec){ .tv_sec = left / NS_PER_S, .tv_nsec = left % NS_PER_S };
 }
 
+/* The deadline of a relative timeout (0 when there is none). */
+static int64_t deadline_after(const struct timespec *timeout)
+{
+	return timeout ? monotonic_ns() + timespec_ns(timeout) : 0;
+}
+
+/* For a call's timeout argument: NULL when there was none, else the time left, in *left. */
+static const struct timespec *timeout_left(const struct timespec *timeout, int64_t deadline,
+					   struct timespec *left)
+{
+	if (!timeout)
+		return NULL;
+	*left = left_until(deadline);
+	return left;
+}
+
+/*
+ * Makes call (it sets ret) again until it ends other than in EINTR from the
+ * stop signal alone, and returns ret.
+ */
+#define RESTARTING(call)                                                                   \
+	for (;;) {                                                                         \
+		struct handlers_seen before_call = handlers_now();                         \
+                                                                                           \
+		ret = (call);                                                              \
+		if (!(ret < 0 && only_stopped(before_call, errno == EINTR)))               \
+			return ret;                                                        \
+	}
+
 /* A timeout in milliseconds (negative: none) for the time left until deadline, rounded up. */
 static int ms_left(int timeout_ms, int64_t deadline)
 {
@@ -221,32 +250,20 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	int64_t deadline = ms_deadline(timeout_ms);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_poll(fds, n, ms_left(timeout_ms, deadline));
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_poll(fds, n, ms_left(timeout_ms, deadline)));
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		 const sigset_t *mask)
 {
 	REAL(ppoll, ppoll_fn);
-	int64_t deadline = timeout ? monotonic_ns() + timespec_ns(timeout) : 0;
+	int64_t deadline = deadline_after(timeout);
+	struct timespec left;
 	sigset_t copy;
 	const sigset_t *during = dacce_signals_program_mask(SIG_SETMASK, mask, &copy);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-		struct timespec left = timeout ? left_until(deadline) : (struct timespec){ 0 };
-
-		ret = real_ppoll(fds, n, timeout ? &left : NULL, during);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_ppoll(fds, n, timeout_left(timeout, deadline, &left), during));
 }
 
 /* Linux writes the time left into timeout, and leaves the sets alone when interrupted. */
@@ -256,33 +273,21 @@ EXPORT int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds
 	REAL(select, select_fn);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_select(nfds, readfds, writefds, exceptfds, timeout);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_select(nfds, readfds, writefds, exceptfds, timeout));
 }
 
 EXPORT int pselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
 		   const struct timespec *timeout, const sigset_t *mask)
 {
 	REAL(pselect, pselect_fn);
-	int64_t deadline = timeout ? monotonic_ns() + timespec_ns(timeout) : 0;
+	int64_t deadline = deadline_after(timeout);
+	struct timespec left;
 	sigset_t copy;
 	const sigset_t *during = dacce_signals_program_mask(SIG_SETMASK, mask, &copy);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-		struct timespec left = timeout ? left_until(deadline) : (struct timespec){ 0 };
-
-		ret = real_pselect(nfds, readfds, writefds, exceptfds, timeout ? &left : NULL,
-				   during);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_pselect(nfds, readfds, writefds, exceptfds,
+				 timeout_left(timeout, deadline, &left), during));
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *events, int max, int timeout_ms)
@@ -291,13 +296,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *events, int max, int timeout
 	int64_t deadline = ms_deadline(timeout_ms);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_epoll_wait(epfd, events, max, ms_left(timeout_ms, deadline));
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_epoll_wait(epfd, events, max, ms_left(timeout_ms, deadline)));
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeout_ms,
@@ -309,13 +308,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeou
 	const sigset_t *during = dacce_signals_program_mask(SIG_SETMASK, mask, &copy);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_epoll_pwait(epfd, events, max, ms_left(timeout_ms, deadline), during);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_epoll_pwait(epfd, events, max, ms_left(timeout_ms, deadline), during));
 }
 
 /* ------------------------------------------------------------------ signal waits */
@@ -331,13 +324,7 @@ EXPORT int pause(void)
 	REAL(pause, pause_fn);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_pause();
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_pause());
 }
 
 EXPORT int sigsuspend(const sigset_t *mask)
@@ -347,13 +334,7 @@ EXPORT int sigsuspend(const sigset_t *mask)
 	const sigset_t *during = dacce_signals_program_mask(SIG_SETMASK, mask, &copy);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_sigsuspend(during);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_sigsuspend(during));
 }
 
 EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
@@ -361,29 +342,17 @@ EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 	REAL(sigwaitinfo, sigwaitinfo_fn);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_sigwaitinfo(set, info);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_sigwaitinfo(set, info));
 }
 
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
 	REAL(sigtimedwait, sigtimedwait_fn);
-	int64_t deadline = timeout ? monotonic_ns() + timespec_ns(timeout) : 0;
+	int64_t deadline = deadline_after(timeout);
+	struct timespec left;
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-		struct timespec left = timeout ? left_until(deadline) : (struct timespec){ 0 };
-
-		ret = real_sigtimedwait(set, info, timeout ? &left : NULL);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_sigtimedwait(set, info, timeout_left(timeout, deadline, &left)));
 }
 
 /* ------------------------------------------------------------------ semaphores */
@@ -397,13 +366,7 @@ EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 	REAL(sem_timedwait, sem_timedwait_fn);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_sem_timedwait(sem, abstime);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_sem_timedwait(sem, abstime));
 }
 
 EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
@@ -411,11 +374,5 @@ EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abs
 	REAL(sem_clockwait, sem_clockwait_fn);
 	int ret;
 
-	for (;;) {
-		struct handlers_seen before = handlers_now();
-
-		ret = real_sem_clockwait(sem, clock, abstime);
-		if (!(ret < 0 && only_stopped(before, errno == EINTR)))
-			return ret;
-	}
+	RESTARTING(real_sem_clockwait(sem, clock, abstime));
 }
