@@ -1245,6 +1245,7 @@ static int handle_trap(void *uc_void, uintptr_t at)
 	}
 	site = &rt.sites[index];
 	rt.n_traps++;
+	site->traps++;
 	/* The instruction as it was at the site (a dispatched site traps in its dispatch code). */
 	at = site->scan.addr;
 	err = dacce_emulate_branch(site->original, site->scan.len, at, &uc->uc_mcontext, &br);
@@ -2173,6 +2174,7 @@ __attribute__((destructor)) static void log_summary(void)
 		     (unsigned long long)rt.n_entry_traps, rt.entries.n_armed,
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, epochs);
+	rt_log_hot_traps();
 }
 
 /*

@@ -40,6 +40,7 @@ struct rt_site {
 	struct dacce_scan_site scan;
 	uint8_t original[16];
 	uintptr_t fn_start, fn_end;
+	uint64_t traps; /* taken at its int3 (trap_report.c) */
 	bool trapped;
 	bool dispatched;  /* an indirect call of 5+ bytes: through dispatch code, trap on a miss */
 	bool promoted;	  /* a 6-byte conditional tail jump, now a jcc to its trampoline */
@@ -176,6 +177,9 @@ int rt_decode_fragment(uintptr_t pc, uint32_t node);
  * unknown (pc inside generated code, a callback nobody decoded).
  */
 uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc);
+
+/* With DACCE_LOG: the sites that took the most traps, and why each traps (trap_report.c). */
+void rt_log_hot_traps(void);
 
 /*
  * Whether pc, when it starts code of a site, starts the code the site uses

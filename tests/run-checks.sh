@@ -62,6 +62,8 @@ run_counted() {
 if [ "$libdacce" != "-" ]; then
 	echo "== integration programs under libdacce.so (contexts against native backtrace())"
 	run_counted programs tests/run-programs.sh "$build" "$libdacce"
+	echo "== the report of the sites that took the most traps (DACCE_LOG)"
+	run_counted trapreport tests/trap-report.sh "$build" "$libdacce"
 	echo "== real programs under libdacce.so (same output, same exit status)"
 	run_counted real tests/run-real.sh "$build" "$libdacce"
 	echo "== dacce launch end to end (BPF capture, reports, failures)"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The report of the sites that took the most traps (runtime/trap_report.c), printed with the
+# summary at exit under DACCE_LOG=1: hops.c's tail jump through a table of 40 functions must
+# head it (40 traps or a few more: one per new target, as its dispatch code meets each), the
+# lines must be sorted, and nothing is printed without DACCE_LOG.
+# Ends with "trapreport: N passed, M failed".
+#
+# usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
+set -u
+program=$1/programs/hops-O2
+lib=$(readlink -f "$2")
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
+
+if [ ! -x "$program" ]; then
+	fail "no $program (run-programs.sh builds it)"
+else
+	log=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null | grep ' traps\? (')
+	first=$(printf '%s\n' "$log" | head -n 1)
+	# 40 or a few more: two threads meeting the same new target may both trap.
+	if printf '%s\n' "$first" | grep -Eq '^dacce: pid [0-9]+: (4[0-9]|[5-9][0-9]) traps \([0-9.]+ %\) at through_table\+0x[0-9a-f]+: dispatched, meeting targets its code does not know$'; then
+		pass "the table's tail jump heads the report"
+	else
+		fail "the report does not start with the table's tail jump: $first"
+	fi
+	counts=$(printf '%s\n' "$log" | sed -n 's/^dacce: pid [0-9]*: \([0-9]*\) traps\{0,1\} (.*/\1/p')
+	if [ -n "$counts" ] && [ "$counts" = "$(printf '%s\n' "$counts" | sort -rn)" ] &&
+		[ "$(printf '%s\n' "$counts" | wc -l)" -le 5 ]; then
+		pass "at most 5 lines, most traps first"
+	else
+		fail "lines not sorted, or too many: $counts"
+	fi
+	if [ -z "$(LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null | grep ' traps\? (')" ]; then
+		pass "nothing without DACCE_LOG"
+	else
+		fail "a report without DACCE_LOG"
+	fi
+fi
+echo "trapreport: $passed passed, $failed failed"
+[ $failed -eq 0 ]
