@@ -15,12 +15,9 @@
 
 #include "tls.h"
 
-/*
- * How long to keep asking threads that answer "busy" before giving up, the
- * longest pause between two rounds, and how long to wait for answers.
- */
-#define BUSY_BUDGET_NS (12 * 1000 * 1000L)
-#define ROUND_PAUSE_NS (300 * 1000L)
+/* Rounds of asking before giving up, the pause between them, and how long to wait for answers. */
+#define MAX_ROUNDS 40
+#define ROUND_PAUSE_NS (300 * 1000)
 #define ANSWER_TIMEOUT_NS (200 * 1000 * 1000L)
 
 static struct {
@@ -105,14 +102,6 @@ out:
 	dacce_tls_leaving_handler(uc_void);
 }
 
-void dacce_stop_runtime_left(void)
-{
-	if (!atomic_load(&stop.active))
-		return;
-	atomic_fetch_add(&stop.answers, 1);
-	futex(&stop.answers, FUTEX_WAKE_PRIVATE, 1);
-}
-
 void dacce_stop_thread_gone(void)
 {
 	atomic_fetch_add(&stop.answers, 1);
@@ -134,6 +123,13 @@ int dacce_stop_init(void)
 	sigdelset(&act.sa_mask, SIGILL);
 	sigdelset(&act.sa_mask, SIGFPE);
 	return sigaction(dacce_stop_signal(), &act, NULL) ? -errno : 0;
+}
+
+static void pause_ns(long ns)
+{
+	struct timespec t = { .tv_sec = 0, .tv_nsec = ns };
+
+	nanosleep(&t, NULL);
 }
 
 static long now_ns(void)
@@ -163,30 +159,22 @@ static int ask_all(pid_t pid)
 	return asked;
 }
 
-/* Sleeps until the answers counter moves from seen, or for ns. */
-static void sleep_on_answers(unsigned seen, long ns)
-{
-	struct timespec t = { .tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L };
-
-	syscall(SYS_futex, &stop.answers, FUTEX_WAIT_PRIVATE, seen, &t, NULL, 0);
-}
-
 /*
  * Waits for every asked thread's answer; true when all answered PARKED.
  * Sleeps between answers rather than spinning: on a machine with few
- * cores the threads asked need the CPU to run their handlers.  *seen is
- * the answers counter as it was before the last look.
+ * cores the threads asked need the CPU to run their handlers.
  */
-static bool wait_answers(long deadline, unsigned *seen, bool *timed_out)
+static bool wait_answers(long deadline, bool *timed_out)
 {
 	bool all_parked;
 
 	*timed_out = false;
 	for (;;) {
+		unsigned answers = atomic_load(&stop.answers);
+		struct timespec left;
 		bool waiting = false;
 		long now;
 
-		*seen = atomic_load(&stop.answers);
 		all_parked = true;
 		for (struct dacce_thread *t = dacce_threads_first(); t; t = t->next) {
 			int answer = atomic_load(&t->answer);
@@ -203,31 +191,30 @@ static bool wait_answers(long deadline, unsigned *seen, bool *timed_out)
 			*timed_out = true;
 			return false;
 		}
-		sleep_on_answers(*seen, deadline - now);
+		left = (struct timespec){ .tv_sec = (deadline - now) / 1000000000L,
+					  .tv_nsec = (deadline - now) % 1000000000L };
+		syscall(SYS_futex, &stop.answers, FUTEX_WAIT_PRIVATE, answers, &left, NULL, 0);
 	}
 }
 
 int dacce_stop_world(void)
 {
 	pid_t pid = getpid();
-	long give_up = now_ns() + BUSY_BUDGET_NS;
 
 	for (struct dacce_thread *t = dacce_threads_first(); t; t = t->next)
 		atomic_store(&t->answer, DACCE_STOP_ASKED);
 	atomic_store(&stop.active, true);
-	for (;;) {
+	for (int round = 0; round < MAX_ROUNDS; round++) {
 		bool timed_out;
-		unsigned seen;
 
 		atomic_fetch_add(&stop.round, 1);
 		if (ask_all(pid) == 0)
 			return 0;
-		if (wait_answers(now_ns() + ANSWER_TIMEOUT_NS, &seen, &timed_out))
+		if (wait_answers(now_ns() + ANSWER_TIMEOUT_NS, &timed_out))
 			return 0;
-		if (timed_out || now_ns() > give_up)
-			break; /* a thread keeps the signal blocked, or stays busy: not now */
-		/* Some answered busy: ask again when one of them is out of runtime code, or soon. */
-		sleep_on_answers(seen, ROUND_PAUSE_NS);
+		if (timed_out)
+			break; /* a thread keeps the signal blocked: not now */
+		pause_ns(ROUND_PAUSE_NS);
 	}
 	dacce_resume_world();
 	return -EAGAIN;

@@ -5,8 +5,8 @@
  *
  * The stopper holds the registry lock and sends each thread a signal.  The
  * handler parks the thread unless it is running runtime code (its context
- * may be half updated there): then it answers "busy", and the stopper asks
- * it again as soon as it leaves runtime code (it says so), or a little later.  Parked threads wait in the handler until the world
+ * may be half updated there): then it answers "busy" and the stopper tries
+ * again a little later.  Parked threads wait in the handler until the world
  * is resumed, and then continue at resume_pc when the stopper set one (a
  * thread parked at the entry of code that was replaced).
  *
@@ -18,6 +18,12 @@
 #define DACCE_RT_STOP_H
 
 #include "threads.h"
+
+enum dacce_stop_answer {
+	DACCE_STOP_ASKED,
+	DACCE_STOP_PARKED,
+	DACCE_STOP_BUSY,
+};
 
 /* Installs the stop signal's handler.  0 or -errno. */
 int dacce_stop_init(void);

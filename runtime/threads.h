@@ -15,13 +15,6 @@
 
 #include "tls.h"
 
-/* A thread's answer to a stop (stop.c). */
-enum dacce_stop_answer {
-	DACCE_STOP_ASKED,
-	DACCE_STOP_PARKED,
-	DACCE_STOP_BUSY,
-};
-
 struct dacce_thread {
 	struct dacce_thread *next, *prev;
 	pid_t tid;
@@ -84,18 +77,11 @@ static inline void dacce_runtime_enter(void)
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-/* Out of runtime code, after answering "busy" to a stop: tells the stopper to ask again (stop.c). */
-void dacce_stop_runtime_left(void);
-
 static inline void dacce_runtime_leave(void)
 {
-	struct dacce_thread *self = dacce_thread_self();
-
 	atomic_signal_fence(memory_order_seq_cst);
 	dacce_tls_self()->runtime_depth--;
-	if (--self->in_runtime == 0 &&
-	    atomic_load_explicit(&self->answer, memory_order_relaxed) == DACCE_STOP_BUSY)
-		dacce_stop_runtime_left();
+	dacce_thread_self()->in_runtime--;
 }
 
 #endif
