@@ -53,7 +53,7 @@
 #include "traits.h"
 #include "tramp.h"
 
-#define STUB_LEN 32
+#define STUB_LEN 48
 #define SETJMP_THUNK_LEN 64
 /* Dispatch code compares a site's target with at most this many known ones. */
 #define DISPATCH_TARGETS 16
@@ -135,9 +135,13 @@ void rt_unlock(const sigset_t *saved)
 	int state = release_lock();
 
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
-	dacce_runtime_leave();
-	/* Last: a pending asynchronous cancellation acts here, out of the runtime's state. */
+	/* Last: a pending asynchronous cancellation acts here, out of the runtime's lock. */
 	pthread_setcancelstate(state, NULL);
+	/*
+	 * After it: a stop must not park this thread inside libc called from
+	 * here, where its pc would read as a call out of the program's code.
+	 */
+	dacce_runtime_leave();
 }
 
 _Noreturn void rt_fatal(const char *what, int err)
@@ -332,8 +336,23 @@ static bool site_is_patchable(const struct dacce_scan_site *s, const uint8_t *by
 	return false;
 }
 
+/*
+ * A patched site's first-call stub: `jmp` to the slow path, which enters
+ * it with the site's index.  The jump's rel32 sits 4-byte aligned (after a
+ * 3-byte nop) so that the first call can point it at the trampoline with
+ * one atomic store (forward_stub): a thread that still fetches the old one
+ * goes through the slow path, which finds the trampoline built.  That costs
+ * a jump per call until an epoch points the site itself at its code, and
+ * saves the three writes and three core serialisations of rewriting the
+ * site (CPython's start-up makes 8,700 first calls).
+ */
+#define STUB_JMP 3		     /* where the stub's jmp is */
+#define STUB_SLOW (STUB_JMP + 5)     /* where it jumps until the first call */
+
 static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
 {
+	static const uint8_t nop3[] = { 0x0f, 0x1f, 0x00 };
+	static const uint8_t jmp_next[] = { 0xe9, 0, 0, 0, 0 };
 	struct x86_buf b;
 	uint8_t *write;
 	int err;
@@ -342,12 +361,31 @@ static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
 	if (err)
 		return err;
 	x86_init(&b, write, STUB_LEN, *stub);
+	x86_bytes(&b, nop3, sizeof(nop3));
+	x86_bytes(&b, jmp_next, sizeof(jmp_next));
 	x86_spill_r11(&b, DACCE_RT_STUB_R11_SLOT);
 	x86_movabs_r11(&b, site);
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
 	if (b.overflow)
 		return -ENOSPC;
 	name_code("first_call", &b, near);
+	/* A thread stopped on it is still at the site, in its function. */
+	err = note_entry(*stub, site);
+	return err ? err : note_entry(*stub + STUB_JMP, site);
+}
+
+/* Points the jump of a site's stub at dest, in one store; -ERANGE when it cannot reach. */
+static int forward_stub(uintptr_t stub, uintptr_t dest)
+{
+	uint8_t *write = dacce_codecache_writable(&rt.cache, stub + STUB_JMP + 1);
+	int32_t rel;
+
+	if (!write)
+		return -EFAULT;
+	if (!x86_rel32_reaches(stub + STUB_SLOW, dest))
+		return -ERANGE;
+	rel = (int32_t)(dest - (stub + STUB_SLOW));
+	__atomic_store_n((int32_t *)(void *)write, rel, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -833,10 +871,8 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 			err = dacce_patch_int3(s->addr);
 		return err;
 	}
-	uintptr_t stub;
-
-	err = make_stub(index, s->addr, &stub);
-	return err ? err : redirect_site(s->addr, stub);
+	err = make_stub(index, s->addr, &site->stub);
+	return err ? err : redirect_site(s->addr, site->stub);
 }
 
 static int decode_function(const struct dacce_func *fn, uint32_t node);
@@ -1132,6 +1168,8 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 			err = build_trampoline((uint32_t)token, edge, target, 0, &tramp, &after, &op);
 		site = &rt.sites[token]; /* decoding the callee may have moved the array */
 		if (!err)
+			err = forward_stub(site->stub, tramp);
+		if (err == -ERANGE)
 			err = redirect_site(site->scan.addr, tramp);
 		if (err)
 			rt_fatal("instrumenting a call site", err);
@@ -1142,8 +1180,8 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 		set_edge_return(edge, after);
 	}
 	tramp = site->tramp;
+	errno = saved_errno; /* before leaving runtime code: __errno_location is libc's */
 	rt_unlock(&saved);
-	errno = saved_errno;
 	return tramp;
 }
 
@@ -1527,6 +1565,12 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 
 		if (p->slot == PLAN_TRAMP) {
 			err = forward_return(site->tramp_after, p->after);
+			if (site->stub && site->tramp) {
+				/* A thread parked in the stub goes on to the new code; nothing else enters it now. */
+				moved(site->stub, p->entry, ctx);
+				moved(site->stub + STUB_JMP, p->entry, ctx);
+				forward_stub(site->stub, p->entry); /* out of reach: harmless, unused */
+			}
 			moved(site->tramp, p->entry, ctx);
 			site->tramp = p->entry;
 			site->tramp_after = p->after;
@@ -1862,8 +1906,8 @@ uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp)
 	rt_unlock(&saved);
 	/* The map is by hash: the latest setjmp here, or another one's. */
 	rewind_to(tls, found && mark.ret == ret && mark.sp == sp, &mark);
+	errno = saved_errno; /* before leaving runtime code: __errno_location is libc's */
 	dacce_runtime_leave();
-	errno = saved_errno;
 	return ret;
 }
 
@@ -1886,7 +1930,8 @@ bool rt_entry_is_current(uintptr_t pc)
 	    dacce_hashmap_get(&rt.entry_site, pc, &site) != 0 || site >= rt.cap_sites)
 		return true;
 	s = &rt.sites[site];
-	if (pc == s->tramp || pc == s->dispatch || pc == s->landing)
+	if (pc == s->tramp || pc == s->dispatch || pc == s->landing ||
+	    (s->stub && (pc == s->stub || pc == s->stub + STUB_JMP)))
 		return true;
 	for (uint32_t i = 0; i < s->n_by_target; i++)
 		if (pc == s->by_target[i].tramp)

@@ -61,6 +61,7 @@ struct rt_site {
 	uintptr_t landing, landing_slot;
 	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
 	uint8_t reload_len;
+	uintptr_t stub;		  /* patched site: its first-call stub (rt.c, make_stub) */
 	uintptr_t tramp;	  /* patched site: its trampoline once called */
 	uintptr_t tramp_after;	  /* ... and where its callee returns */
 	uint32_t edge;		  /* ... and its edge */
