@@ -1742,6 +1742,18 @@ static uint64_t return_key(uintptr_t ret, uintptr_t sp)
  * does not see: the landing rewinds the context first).  One per return
  * point, built on first use.
  */
+/*
+ * Tells tracers that generated code starts at entry that stands for no call
+ * site: a stack walker meeting its address stops there instead of taking it
+ * for the end of the site code before it.
+ */
+static void announce_code_of_no_site(uintptr_t entry)
+{
+	/* In a register: tracers cannot read a RIP-relative probe argument. */
+	__asm__("" : "+r"(entry));
+	DACCE_PROBE(code_entry, entry, DACCE_NONE, 0);
+}
+
 static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 {
 	static const uint8_t test_eax[] = { 0x85, 0xc0 };
@@ -1778,6 +1790,8 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 	if (b.overflow)
 		return -ENOSPC;
 	name_code("setjmp_return", &b, ret);
+	/* It sits in the return-address slot of a setjmp call while libc's setjmp runs. */
+	announce_code_of_no_site(*thunk);
 	err = dacce_hashmap_put(&rt.thunk_at, ret, rt.n_thunks);
 	if (!err)
 		rt.thunks[rt.n_thunks++] = *thunk;
@@ -2349,13 +2363,7 @@ static int build_tail_stub(void)
 		return -ENOSPC;
 	dacce_perfmap_add(b.addr, b.len, "dacce:tail_call_return");
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
-	{
-		/* In a register: tracers cannot read a RIP-relative probe argument. */
-		uintptr_t stub = rt.tail_stub;
-
-		__asm__("" : "+r"(stub));
-		DACCE_PROBE(code_entry, stub, DACCE_NONE, 0);
-	}
+	announce_code_of_no_site(rt.tail_stub);
 	return 0;
 }
 
