@@ -148,10 +148,11 @@ fi
 # ------------------------------------------------------------------ dacce decode
 # A sampled raw context of main's thread, decoded alone, gives main_path's path.
 le() { local h=$1 out= i; for ((i = ${#h} - 2; i >= 0; i -= 2)); do out+=${h:i:2}; done; echo $((16#$out)); }
-spin_main=$(nm "$work/workload" | awk '$3 == "spin_main" { print $1 }')
+# spin_main's extent from its symbol size: the next function starts right after it.
+read -r spin_main spin_main_size < <(nm -S "$work/workload" | awk '$4 == "spin_main" { print $1, $2 }')
 row=$(q "select p.pid, s.epoch, s.id, s.pc, hex(s.entries) from samples s join procs p on p.id = s.proc
 	join modules m on m.proc = p.id and m.path like '%/workload' and m.idx = 0
-	where s.ctx_flags = 1 and s.pc - m.bias between $((16#$spin_main)) and $((16#$spin_main + 64))
+	where s.ctx_flags = 1 and s.pc - m.bias >= $((16#$spin_main)) and s.pc - m.bias < $((16#$spin_main + 16#$spin_main_size))
 	limit 1")
 IFS='|' read -r pid epoch id pc entries <<<"$row"
 args=()
