@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Keep clear of the rel32 edge: instructions add a few bytes to their target. */
 #define REACH ((uintptr_t)INT32_MAX - (1u << 20))
 #define LOWEST_ADDRESS ((uintptr_t)1 << 16)
 #define HIGHEST_ADDRESS ((uintptr_t)1 << 47)
+/* A window search that fails on a snapshot older than this reads maps again. */
+#define MAPS_STALE_NS 50000000ull
 
 void dacce_codecache_init(struct dacce_codecache *cache)
 {
@@ -30,6 +33,7 @@ void dacce_codecache_fini(struct dacce_codecache *cache)
 		munmap(cache->regions[i].write, cache->regions[i].size);
 	}
 	free(cache->regions);
+	free(cache->maps);
 	memset(cache, 0, sizeof(*cache));
 }
 
@@ -45,19 +49,15 @@ static bool region_reaches(uintptr_t start, size_t size, uintptr_t near_lo, uint
 	return distance(start + size, near_lo) <= REACH && distance(near_hi, start) <= REACH;
 }
 
-struct mapping {
-	uintptr_t start, end;
-};
-
 /*
  * The process's mappings, sorted (as /proc/self/maps lists them).  Read
  * without stdio: this may run with the program's threads stopped, one of
  * them perhaps holding a stdio lock.
  */
-static int read_mappings(struct mapping **out, size_t *n_out)
+static int read_mappings(struct dacce_address_range **out, size_t *n_out)
 {
 	int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC); /* see patch.c */
-	struct mapping *list = NULL, *grown;
+	struct dacce_address_range *list = NULL, *grown;
 	size_t n = 0, cap = 0, have = 0;
 	char buf[4096];
 	int err = 0;
@@ -90,7 +90,7 @@ static int read_mappings(struct mapping **out, size_t *n_out)
 					}
 					list = grown;
 				}
-				list[n++] = (struct mapping){ .start = start, .end = stop };
+				list[n++] = (struct dacce_address_range){ .start = start, .end = stop };
 			}
 			line = end + 1;
 		}
@@ -109,16 +109,64 @@ cleanup:
 	return err;
 }
 
-/* Closest free spot of size bytes, within reach, or 0. */
-static uintptr_t find_gap(uintptr_t near_lo, uintptr_t near_hi, size_t size)
+static uint64_t now_ns(void)
 {
-	struct mapping *maps = NULL;
-	size_t n = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Replaces the snapshot by what /proc/self/maps shows now. */
+static int reread_maps(struct dacce_codecache *cache)
+{
+	struct dacce_address_range *maps;
+	size_t n;
+	int err = read_mappings(&maps, &n);
+
+	if (err)
+		return err;
+	free(cache->maps);
+	cache->maps = maps;
+	cache->n_maps = cache->cap_maps = n;
+	cache->maps_read_ns = now_ns();
+	return 0;
+}
+
+/* Adds a mapping of ours to the snapshot, in address order. */
+static void note_mapped(struct dacce_codecache *cache, uintptr_t start, size_t size)
+{
+	size_t at = cache->n_maps;
+
+	if (!cache->maps)
+		return; /* the next search reads maps anyway */
+	if (cache->n_maps == cache->cap_maps) {
+		size_t cap = cache->cap_maps * 2 + 16;
+		struct dacce_address_range *grown = realloc(cache->maps, cap * sizeof(*grown));
+
+		if (!grown) { /* forget the snapshot rather than keep a wrong one */
+			free(cache->maps);
+			cache->maps = NULL;
+			cache->n_maps = cache->cap_maps = 0;
+			return;
+		}
+		cache->maps = grown;
+		cache->cap_maps = cap;
+	}
+	while (at > 0 && cache->maps[at - 1].start > start)
+		at--;
+	memmove(&cache->maps[at + 1], &cache->maps[at], (cache->n_maps - at) * sizeof(*cache->maps));
+	cache->maps[at] = (struct dacce_address_range){ .start = start, .end = start + size };
+	cache->n_maps++;
+}
+
+/* Closest free spot of size bytes, within reach, or 0. */
+static uintptr_t find_gap(const struct dacce_address_range *maps, size_t n, uintptr_t near_lo,
+			  uintptr_t near_hi, size_t size)
+{
 	uintptr_t best = 0, best_distance = UINTPTR_MAX;
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
-	if (read_mappings(&maps, &n))
-		return 0;
 	for (size_t i = 0; i <= n; i++) {
 		uintptr_t gap_lo = i == 0 ? LOWEST_ADDRESS : maps[i - 1].end;
 		uintptr_t gap_hi = i == n ? HIGHEST_ADDRESS : maps[i].start;
@@ -145,8 +193,30 @@ static uintptr_t find_gap(uintptr_t near_lo, uintptr_t near_hi, size_t size)
 			}
 		}
 	}
-	free(maps);
 	return best;
+}
+
+/* A free page some start in [lo, hi) of which leaves len bytes, or 0. */
+static uintptr_t find_window_page(const struct dacce_address_range *maps, size_t n, uintptr_t lo,
+				  uintptr_t hi, size_t len)
+{
+	uintptr_t found = 0;
+
+	for (size_t i = 0; i <= n && !found; i++) {
+		uintptr_t gap_lo = i == 0 ? LOWEST_ADDRESS : maps[i - 1].end;
+		uintptr_t gap_hi = i == n ? HIGHEST_ADDRESS : maps[i].start;
+		/* The page holding lo, or the gap's first page: whichever comes later. */
+		uintptr_t page = lo & ~(uintptr_t)(DACCE_WINDOW_PAGE - 1);
+
+		if (page < gap_lo)
+			page = (gap_lo + DACCE_WINDOW_PAGE - 1) & ~(uintptr_t)(DACCE_WINDOW_PAGE - 1);
+		if (page + DACCE_WINDOW_PAGE > gap_hi || page >= hi)
+			continue;
+		/* Some start in the window, inside this page. */
+		if ((lo > page ? lo : page) <= page + DACCE_WINDOW_PAGE - len)
+			found = page;
+	}
+	return found;
 }
 
 /*
@@ -226,28 +296,74 @@ static int reserve_region_slot(struct dacce_codecache *cache)
 	return 0;
 }
 
+/* Where a new region must go: within rel32 of [lo, hi) (size bytes), or a window page. */
+struct placement {
+	bool window; /* a page some start in [lo, hi) of which leaves len bytes */
+	uintptr_t lo, hi;
+	size_t size, len;
+};
+
+static uintptr_t find_place(const struct dacce_codecache *cache, const struct placement *want)
+{
+	if (want->window)
+		return find_window_page(cache->maps, cache->n_maps, want->lo, want->hi, want->len);
+	return find_gap(cache->maps, cache->n_maps, want->lo, want->hi, want->size);
+}
+
+/*
+ * Maps a region where want says, found in the snapshot of the address space.
+ * maps is read again when there is no snapshot, when the place it showed
+ * free was taken meanwhile (by another thread, dlopen, the program), and
+ * when it shows no place at all: always for a region near code, which is
+ * rare; for a window page, which often has no room, only once it is older
+ * than MAPS_STALE_NS.
+ */
+static int map_placed(struct dacce_codecache *cache, const struct placement *want,
+		      struct dacce_code_region *region)
+{
+	bool fresh = false;
+	int err = -EEXIST;
+
+	for (int attempt = 0; attempt < 8 && err == -EEXIST; attempt++) {
+		uintptr_t at;
+
+		if (!cache->maps || attempt > 0) {
+			err = reread_maps(cache);
+			if (err)
+				return err;
+			fresh = true;
+		}
+		at = find_place(cache, want);
+		if (!at && !fresh &&
+		    (!want->window || now_ns() - cache->maps_read_ns > MAPS_STALE_NS)) {
+			err = reread_maps(cache);
+			if (err)
+				return err;
+			fresh = true;
+			at = find_place(cache, want);
+		}
+		if (!at)
+			return -ENOSPC;
+		err = map_region(at, want->size, region);
+	}
+	if (!err)
+		note_mapped(cache, region->exec, region->size);
+	return err;
+}
+
 static int add_region(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_t near_hi,
 		      size_t min_size)
 {
-	size_t size = DACCE_CODE_REGION_SIZE;
+	struct placement want = { .lo = near_lo, .hi = near_hi, .size = DACCE_CODE_REGION_SIZE };
 	struct dacce_code_region region;
-	int err = -ENOSPC;
+	int err;
 
-	while (size < min_size)
-		size *= 2;
+	while (want.size < min_size)
+		want.size *= 2;
 	err = reserve_region_slot(cache);
 	if (err)
 		return err;
-	/* Another thread may map into the gap between reading maps and mapping: retry. */
-	for (int attempt = 0; attempt < 8; attempt++) {
-		uintptr_t at = find_gap(near_lo, near_hi, size);
-
-		if (!at)
-			return -ENOSPC;
-		err = map_region(at, size, &region);
-		if (err != -EEXIST)
-			break;
-	}
+	err = map_placed(cache, &want, &region);
 	if (err)
 		return err;
 	cache->regions[cache->n++] = region;
@@ -327,38 +443,13 @@ static bool window_carve(struct dacce_code_region *r, uintptr_t lo, uintptr_t hi
 	return false;
 }
 
-/* A free page some start in [lo, hi) of which leaves len bytes, or 0. */
-static uintptr_t find_window_page(uintptr_t lo, uintptr_t hi, size_t len)
-{
-	struct mapping *maps = NULL;
-	size_t n = 0;
-	uintptr_t found = 0;
-
-	if (read_mappings(&maps, &n))
-		return 0;
-	for (size_t i = 0; i <= n && !found; i++) {
-		uintptr_t gap_lo = i == 0 ? LOWEST_ADDRESS : maps[i - 1].end;
-		uintptr_t gap_hi = i == n ? HIGHEST_ADDRESS : maps[i].start;
-		/* The page holding lo, or the gap's first page: whichever comes later. */
-		uintptr_t page = lo & ~(uintptr_t)(DACCE_WINDOW_PAGE - 1);
-
-		if (page < gap_lo)
-			page = (gap_lo + DACCE_WINDOW_PAGE - 1) & ~(uintptr_t)(DACCE_WINDOW_PAGE - 1);
-		if (page + DACCE_WINDOW_PAGE > gap_hi || page >= hi)
-			continue;
-		/* Some start in the window, inside this page. */
-		if ((lo > page ? lo : page) <= page + DACCE_WINDOW_PAGE - len)
-			found = page;
-	}
-	free(maps);
-	return found;
-}
-
 int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, uintptr_t hi,
 				 size_t len, uintptr_t *exec, uint8_t **write)
 {
+	struct placement want = { .window = true, .lo = lo, .hi = hi, .size = DACCE_WINDOW_PAGE,
+				  .len = len };
 	struct dacce_code_region region;
-	int err = -ENOSPC;
+	int err;
 
 	if (!cache || !exec || !write || len == 0 || len > 64 || hi <= lo)
 		return -EINVAL;
@@ -369,15 +460,7 @@ int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, ui
 	err = reserve_region_slot(cache);
 	if (err)
 		return err;
-	for (int attempt = 0; attempt < 8; attempt++) {
-		uintptr_t at = find_window_page(lo, hi, len);
-
-		if (!at)
-			return -ENOSPC;
-		err = map_region(at, DACCE_WINDOW_PAGE, &region);
-		if (err != -EEXIST)
-			break;
-	}
+	err = map_placed(cache, &want, &region);
 	if (err)
 		return err;
 	region.window_page = true;

@@ -24,9 +24,23 @@ struct dacce_code_region {
 	uint64_t granules[DACCE_WINDOW_PAGE / 16 / 64]; /* window page: 16-byte pieces in use */
 };
 
+struct dacce_address_range {
+	uintptr_t start, end;
+};
+
 struct dacce_codecache {
 	struct dacce_code_region *regions;
 	size_t n, cap;
+	/*
+	 * The address space as /proc/self/maps showed it, plus the regions
+	 * mapped since: reading maps costs about 0.2 ms in a large process, and
+	 * a program like CPython needs a few hundred regions.  Only a hint:
+	 * regions are mapped with MAP_FIXED_NOREPLACE, and a collision or a
+	 * search that fails on an old snapshot reads maps again.
+	 */
+	struct dacce_address_range *maps;
+	size_t n_maps, cap_maps;
+	uint64_t maps_read_ns; /* CLOCK_MONOTONIC when maps was read */
 };
 
 void dacce_codecache_init(struct dacce_codecache *cache);

@@ -139,14 +139,26 @@ void dacce_free(void *p)
 
 void *dacce_realloc(void *p, size_t size)
 {
+	struct header *h;
 	void *grown;
 	size_t have;
 
 	if (!p)
 		return dacce_alloc(size);
-	have = usable((struct header *)((uint8_t *)p - HEADER));
+	h = (struct header *)((uint8_t *)p - HEADER);
+	have = usable(h);
 	if (size <= have)
 		return p;
+	if (h->class_or_large == LARGE) {
+		/* The kernel moves the pages: no copy, no fault on the new ones. */
+		size_t mapped = (size + HEADER + 4095) & ~(size_t)4095;
+		struct header *moved = mremap(h, h->mapped, mapped, MREMAP_MAYMOVE);
+
+		if (moved == MAP_FAILED)
+			return NULL;
+		moved->mapped = mapped;
+		return (uint8_t *)moved + HEADER;
+	}
 	grown = dacce_alloc(size);
 	if (!grown)
 		return NULL;

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The code cache places regions from a snapshot of the address space, not
+ * from /proc/self/maps each time.  The snapshot goes stale whenever anyone
+ * else maps or unmaps: a place it shows free may be taken (the region must
+ * go elsewhere, never over the other mapping), and a place it shows taken
+ * may have been freed (a window page must find it once the snapshot is old).
+ * Also: the runtime's heap keeps a large block's bytes when it grows it.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "codecache.h"
+#include "private_alloc.h"
+
+#define PAGE 4096ul
+#define LANDING 16
+
+/*
+ * Eight free pages walled in by a reservation of ours, far below where
+ * mmap(NULL) puts things (the code cache's writable views, the heap's
+ * slabs), so that nothing but the test maps into them.
+ */
+static uintptr_t free_pages(void)
+{
+	for (uintptr_t at = (uintptr_t)1 << 40; at < (uintptr_t)1 << 46; at += (uintptr_t)1 << 36) {
+		void *p = mmap((void *)at, 64 * PAGE, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+		if (p == MAP_FAILED)
+			continue;
+		munmap((uint8_t *)p + 28 * PAGE, 8 * PAGE);
+		return (uintptr_t)p + 28 * PAGE;
+	}
+	ck_abort_msg("no room for the test's pages");
+	return 0;
+}
+
+static void *foreign_page(uintptr_t at)
+{
+	void *p = mmap((void *)at, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		       -1, 0);
+
+	ck_assert_ptr_eq(p, (void *)at);
+	return p;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+START_TEST(test_window_page_lands_in_its_window)
+{
+	struct dacce_codecache cache;
+	uintptr_t base = free_pages(), exec;
+	uint8_t *write;
+
+	dacce_codecache_init(&cache);
+	/* A window that only page base+PAGE can hold. */
+	ck_assert_int_eq(dacce_codecache_alloc_window(&cache, base + PAGE + 100, base + PAGE + 200,
+						      LANDING, &exec, &write),
+			 0);
+	ck_assert_uint_ge(exec, base + PAGE + 100);
+	ck_assert_uint_lt(exec, base + PAGE + 200);
+	/* Written through one view, read through the other. */
+	memset(write, 0x90, LANDING);
+	ck_assert_uint_eq(*(volatile uint8_t *)exec, 0x90);
+	ck_assert_int_eq(dacce_codecache_contains(&cache, exec), 1);
+	dacce_codecache_fini(&cache);
+}
+END_TEST
+
+START_TEST(test_mapping_made_since_the_snapshot_is_left_alone)
+{
+	struct dacce_codecache cache;
+	uintptr_t base = free_pages(), exec;
+	uint8_t *write;
+	void *theirs;
+
+	dacce_codecache_init(&cache);
+	/* The first window page reads maps: base+PAGE and base+2*PAGE are free then. */
+	ck_assert_int_eq(dacce_codecache_alloc_window(&cache, base + PAGE + 8, base + PAGE + 16,
+						      LANDING, &exec, &write),
+			 0);
+	/* Someone maps base+2*PAGE; a window over it and the page after must use the page after. */
+	theirs = foreign_page(base + 2 * PAGE);
+	ck_assert_int_eq(dacce_codecache_alloc_window(&cache, base + 2 * PAGE, base + 4 * PAGE - 64,
+						      LANDING, &exec, &write),
+			 0);
+	ck_assert_uint_ge(exec, base + 3 * PAGE);
+	ck_assert_uint_eq(*(volatile uint8_t *)theirs, 0); /* still theirs, still mapped */
+	munmap(theirs, PAGE);
+	dacce_codecache_fini(&cache);
+}
+END_TEST
+
+START_TEST(test_a_page_freed_since_the_snapshot_is_found_again)
+{
+	struct dacce_codecache cache;
+	uintptr_t base = free_pages(), exec;
+	uint8_t *write;
+	void *theirs = foreign_page(base + 2 * PAGE);
+
+	dacce_codecache_init(&cache);
+	ck_assert_int_eq(dacce_codecache_alloc_window(&cache, base + 8, base + 16, LANDING, &exec,
+						      &write),
+			 0);
+	/* The snapshot has base+2*PAGE taken: no room in a window that only it can hold. */
+	ck_assert_int_eq(dacce_codecache_alloc_window(&cache, base + 2 * PAGE + 8,
+						      base + 2 * PAGE + 16, LANDING, &exec, &write),
+			 -ENOSPC);
+	munmap(theirs, PAGE);
+	/* Once the snapshot is old, a failed search reads maps again. */
+	sleep_ms(120);
+	ck_assert_int_eq(dacce_codecache_alloc_window(&cache, base + 2 * PAGE + 8,
+						      base + 2 * PAGE + 16, LANDING, &exec, &write),
+			 0);
+	ck_assert_uint_ge(exec, base + 2 * PAGE + 8);
+	dacce_codecache_fini(&cache);
+}
+END_TEST
+
+START_TEST(test_region_near_code_is_in_reach)
+{
+	struct dacce_codecache cache;
+	uintptr_t near = (uintptr_t)&free_pages, exec[3];
+	uint8_t *write;
+
+	dacce_codecache_init(&cache);
+	for (int i = 0; i < 3; i++) {
+		/* The second asks for more than a region: a region of its own. */
+		size_t len = i == 1 ? 2 * DACCE_CODE_REGION_SIZE : 64;
+
+		ck_assert_int_eq(dacce_codecache_alloc(&cache, near, near + 16, len, 16, &exec[i],
+						       &write),
+				 0);
+		ck_assert_uint_lt(exec[i] > near ? exec[i] - near : near - exec[i], INT32_MAX);
+		memset(write, 0xc3, len);
+	}
+	ck_assert_uint_ne(exec[0], exec[2]);
+	dacce_codecache_fini(&cache);
+}
+END_TEST
+
+START_TEST(test_large_block_keeps_its_bytes_when_grown)
+{
+	size_t before = 200 * 1024, after = 3 * 1024 * 1024;
+	uint8_t *p = dacce_alloc(before);
+
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < before; i++)
+		p[i] = (uint8_t)(i * 7);
+	p = dacce_realloc(p, after);
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < before; i++)
+		ck_assert_uint_eq(p[i], (uint8_t)(i * 7));
+	memset(p + before, 1, after - before); /* the new part is there to write */
+	p = dacce_realloc(p, 100); /* shrinking keeps the block */
+	ck_assert_uint_eq(p[1], 7);
+	dacce_free(p);
+}
+END_TEST
+
+static Suite *codecache_suite(void)
+{
+	Suite *s = suite_create("rt_codecache");
+	TCase *tc = tcase_create("placement");
+
+	tcase_add_test(tc, test_window_page_lands_in_its_window);
+	tcase_add_test(tc, test_mapping_made_since_the_snapshot_is_left_alone);
+	tcase_add_test(tc, test_a_page_freed_since_the_snapshot_is_found_again);
+	tcase_add_test(tc, test_region_near_code_is_in_reach);
+	tcase_add_test(tc, test_large_block_keeps_its_bytes_when_grown);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(codecache_suite());
+}
