@@ -236,6 +236,18 @@ drop:
 	mark->thread = NULL;
 }
 
+/* Every mark of a parked thread (its own tables: no thread is writing one now). */
+static void translate_marks_of(struct dacce_thread *thread, struct parked *threads, size_t n,
+			       const struct dacce_dict *prev, const struct dacce_dict *next)
+{
+	struct dacce_marks *tables[2] = { &thread->marks_at, &thread->marks_by_return };
+
+	for (int t = 0; t < 2; t++)
+		for (uint32_t i = 0; i < tables[t]->cap; i++)
+			if (tables[t]->slots[i].key && tables[t]->slots[i].mark.thread)
+				translate_mark(&tables[t]->slots[i].mark, threads, n, prev, next);
+}
+
 /* ------------------------------------------------------------------ re-encoding */
 
 struct stopped {
@@ -348,9 +360,8 @@ static int reencode_stopped(struct dacce_dict *next)
 		goto cleanup;
 	}
 	/* Committed from here on: nothing may fail half way. */
-	for (uint32_t i = 0; i < rt.n_marks; i++)
-		if (rt.marks[i].thread)
-			translate_mark(&rt.marks[i], all.threads, all.n, prev, next);
+	for (size_t t = 0; t < all.n; t++)
+		translate_marks_of(all.threads[t].thread, all.threads, all.n, prev, next);
 	err = rt_apply_code(plan, moved, &all);
 	if (err)
 		rt_fatal("installing the code of a new epoch", err);

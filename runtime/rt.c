@@ -1798,34 +1798,75 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 	return err;
 }
 
-/* The mark kept under key in map: found, or a new one.  0 or -ENOMEM. */
-static int mark_slot(struct dacce_hashmap *map, uint64_t key, uint32_t *index)
+/* The thunk this thread's setjmp returning to ret went through before, or 0. */
+static uintptr_t cached_thunk(const struct dacce_thread *self, uintptr_t ret)
 {
-	if (dacce_hashmap_get(map, key, index) == 0)
-		return 0;
-	if (rt.n_marks == rt.cap_marks) {
-		uint32_t cap = rt.cap_marks ? rt.cap_marks * 2 : 64;
-		struct jump_mark *grown = realloc(rt.marks, cap * sizeof(*grown));
+	unsigned i = (unsigned)(dacce_hash64(ret) % DACCE_THUNK_CACHE);
 
-		if (!grown)
-			return -ENOMEM;
-		rt.marks = grown;
-		rt.cap_marks = cap;
-	}
-	*index = rt.n_marks;
-	if (dacce_hashmap_put(map, key, *index))
-		return -ENOMEM;
-	rt.n_marks++;
-	return 0;
+	return self->thunk_ret[i] == ret ? self->thunk[i] : 0;
 }
 
+/*
+ * Records mark for env, and by where setjmp returns when the call came
+ * through the top entry (then setjmp returns through the thunk).  Without
+ * may_grow nothing is allocated or built: -EAGAIN when that is needed
+ * (a table full, a return point without a thunk yet), with nothing written.
+ */
+static int record_mark(struct dacce_thread *self, const void *env, uintptr_t *ret_slot,
+		       struct jump_mark *mark, bool may_grow)
+{
+	uintptr_t ret = *ret_slot, sp = (uintptr_t)(ret_slot + 1);
+	bool by_return = called_through_top(mark->thread, ret);
+	uintptr_t thunk = by_return ? cached_thunk(self, ret) : 0;
+	int err;
+
+	if (!may_grow && (!dacce_marks_have_room(&self->marks_at) ||
+			  (by_return && (!thunk || !dacce_marks_have_room(&self->marks_by_return)))))
+		return -EAGAIN;
+	if (may_grow) {
+		if (!dacce_marks_have_room(&self->marks_at) && (err = dacce_marks_grow(&self->marks_at)))
+			return err;
+		if (by_return && !thunk && setjmp_thunk(ret, &thunk) == 0) {
+			unsigned i = (unsigned)(dacce_hash64(ret) % DACCE_THUNK_CACHE);
+
+			self->thunk_ret[i] = ret;
+			self->thunk[i] = thunk;
+		}
+		by_return = by_return && thunk &&
+			    (dacce_marks_have_room(&self->marks_by_return) ||
+			     dacce_marks_grow(&self->marks_by_return) == 0);
+	}
+	err = dacce_marks_put(&self->marks_at, (uintptr_t)env, mark);
+	/*
+	 * Called by instrumented code: setjmp returns through a thunk, so that
+	 * a jump the runtime does not interpose (glibc's to a cleanup handler of
+	 * pthread_exit or a cancellation) rewinds the context too.  That mark
+	 * is kept apart, by where the jump lands: programs copy jmp_bufs (bash
+	 * saves and restores its top level one), and the mark of env may then
+	 * be another setjmp's.
+	 */
+	if (!err && by_return) {
+		mark->ret = ret;
+		mark->sp = sp;
+		if (dacce_marks_put(&self->marks_by_return, return_key(ret, sp), mark) == 0)
+			*ret_slot = thunk;
+	}
+	return err;
+}
+
+/*
+ * No lock, no signal blocked: the thread's own tables (marks.h).  A program
+ * handler for a signal arriving meanwhile is put off until the mark is
+ * written (signals.c).  Only a full table or a return point without its
+ * thunk takes the runtime's lock, once.
+ */
 void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot)
 {
 	struct dacce_tls *tls = dacce_tls_self();
-	uintptr_t ret = *ret_slot, sp = (uintptr_t)(ret_slot + 1), thunk;
+	struct dacce_thread *self = dacce_thread_self();
 	struct jump_mark mark;
-	uint32_t index;
 	sigset_t saved;
+	int err;
 
 	if (!rt.enabled || !tls->cc_base)
 		return;
@@ -1835,29 +1876,54 @@ void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot)
 		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base),
 		.top = tls->cc_top > tls->cc_base ? tls->cc_top[-1] : (struct dacce_cc_entry){ 0 },
 		.tc_depth = (uint32_t)(tls->tc_top - tls->tc_base),
-		.handlers_over_code = dacce_thread_self()->handlers_over_code,
+		.handlers_over_code = self->handlers_over_code,
 	};
-	rt_lock(&saved);
-	if (mark_slot(&rt.marks_at, (uintptr_t)env, &index))
-		goto unlock;
-	rt.marks[index] = mark;
-	/*
-	 * Called by instrumented code: setjmp returns through a thunk, so that
-	 * a jump the runtime does not interpose (glibc's to a cleanup handler of
-	 * pthread_exit or a cancellation) rewinds the context too.  That mark
-	 * is kept apart, by where the jump lands: programs copy jmp_bufs (bash
-	 * saves and restores its top level one), and the mark of env may then
-	 * be another setjmp's.
-	 */
-	if (called_through_top(tls, ret) && setjmp_thunk(ret, &thunk) == 0 &&
-	    mark_slot(&rt.marks_by_return, return_key(ret, sp), &index) == 0) {
-		mark.ret = ret;
-		mark.sp = sp;
-		rt.marks[index] = mark;
-		*ret_slot = thunk;
+	dacce_runtime_enter();
+	if (self->marking) {
+		/* A handler that could not wait, inside a mark being written: trust none. */
+		self->marks_lost = true;
+		goto leave;
 	}
-unlock:
-	rt_unlock(&saved);
+	self->marking = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (self->marks_lost) {
+		dacce_marks_clear(&self->marks_at);
+		dacce_marks_clear(&self->marks_by_return);
+		self->marks_lost = false;
+	}
+	err = record_mark(self, env, ret_slot, &mark, false);
+	atomic_signal_fence(memory_order_seq_cst);
+	self->marking = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	dacce_thread_release_deferred(self);
+	if (err == -EAGAIN) {
+		/* Signals blocked: growing allocates, and a handler may call setjmp too. */
+		rt_lock(&saved);
+		record_mark(self, env, ret_slot, &mark, true);
+		rt_unlock(&saved);
+	}
+leave:
+	dacce_runtime_leave();
+}
+
+/*
+ * The thread's mark under key in marks, copied, or false.  A jump made by
+ * a handler that interrupted a mark being written (one that could not
+ * wait) finds none, and leaves that writing behind for good.
+ */
+static bool find_mark(struct dacce_thread *self, struct dacce_marks *marks, uint64_t key,
+		      struct jump_mark *out)
+{
+	const struct jump_mark *found;
+
+	if (self->marking) {
+		self->marking = 0;
+		self->marks_lost = true;
+	}
+	if (self->marks_lost || !(found = dacce_marks_find(marks, key)))
+		return false;
+	*out = *found;
+	return true;
 }
 
 /* Back to mark, when it is this thread's and outward from here; else the context is partial. */
@@ -1883,19 +1949,14 @@ static void rewind_to(struct dacce_tls *tls, bool found, const struct jump_mark 
 void dacce_rt_mark_rewind(const void *env)
 {
 	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_thread *self = dacce_thread_self();
 	struct jump_mark mark = { 0 };
-	uint32_t index;
-	sigset_t saved;
 	bool found;
 
 	if (!rt.enabled || !tls->cc_base)
 		return;
 	dacce_runtime_enter();
-	rt_lock(&saved);
-	found = dacce_hashmap_get(&rt.marks_at, (uintptr_t)env, &index) == 0;
-	if (found)
-		mark = rt.marks[index];
-	rt_unlock(&saved);
+	found = find_mark(self, &self->marks_at, (uintptr_t)env, &mark);
 	rewind_to(tls, found, &mark);
 	dacce_runtime_leave();
 }
@@ -1903,22 +1964,17 @@ void dacce_rt_mark_rewind(const void *env)
 uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp)
 {
 	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_thread *self = dacce_thread_self();
 	struct jump_mark mark = { 0 };
 	int saved_errno = errno;
-	uint32_t index;
-	sigset_t saved;
 	bool found;
 
 	if (!rt.enabled || !tls->cc_base)
 		return ret;
 	dacce_runtime_enter();
 	tls->jump_sp = 0; /* landed */
-	rt_lock(&saved);
-	found = dacce_hashmap_get(&rt.marks_by_return, return_key(ret, sp), &index) == 0;
-	if (found)
-		mark = rt.marks[index];
-	rt_unlock(&saved);
-	/* The map is by hash: the latest setjmp here, or another one's. */
+	found = find_mark(self, &self->marks_by_return, return_key(ret, sp), &mark);
+	/* The table is by hash: the latest setjmp here, or another one's. */
 	rewind_to(tls, found && mark.ret == ret && mark.sp == sp, &mark);
 	errno = saved_errno; /* before leaving runtime code: __errno_location is libc's */
 	dacce_runtime_leave();
@@ -2401,8 +2457,6 @@ int dacce_rt_start(uintptr_t main_fn)
 		return -ENOMEM;
 	dacce_hashmap_init(&rt.trapped_at);
 	dacce_hashmap_init(&rt.decoded);
-	dacce_hashmap_init(&rt.marks_at);
-	dacce_hashmap_init(&rt.marks_by_return);
 	dacce_hashmap_init(&rt.thunk_at);
 	dacce_hashmap_init(&rt.entry_site);
 	dacce_hashmap_init(&rt.return_edge);

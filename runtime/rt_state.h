@@ -20,6 +20,7 @@
 #include "graph.h"
 #include "hashmap.h"
 #include "lookup.h"
+#include "marks.h"
 #include "modules.h"
 #include "padding.h"
 #include "ops.h"
@@ -72,21 +73,6 @@ struct rt_site {
 	uint32_t n_by_target, cap_by_target;
 };
 
-/*
- * What setjmp saw, for its jmp_buf.  The top entry (the call to setjmp) is
- * kept whole: it is popped when setjmp returns, and later calls from the
- * same frame reuse its slot, so neither a re-encoding (translating the
- * mark) nor the longjmp (putting it back) can take it from the ccStack.
- */
-struct jump_mark {
-	const struct dacce_tls *thread; /* whose block (a jmp_buf is a thread's own); NULL: dropped */
-	uint64_t id;
-	struct dacce_cc_entry top; /* when cc_depth > 0 */
-	uint32_t cc_depth, tc_depth;
-	int handlers_over_code; /* the thread's, put back by a jump out of such handlers */
-	uintptr_t ret, sp; /* a mark by return: where setjmp returns (through a thunk); else 0 */
-};
-
 struct rt_state {
 	pthread_mutex_t lock;
 	int holder_cancel_state; /* the lock holder's, put back when it lets go (rt.c) */
@@ -113,10 +99,6 @@ struct rt_state {
 	struct dacce_hashmap entry_site; /* entry of a site's trampoline or dispatch code -> site */
 	/* every return point code was ever built with (old epochs' too) -> its edge (returns.c) */
 	struct dacce_hashmap return_edge;
-	struct dacce_hashmap marks_at;	 /* jmp_buf address -> index in marks */
-	struct jump_mark *marks;
-	uint32_t n_marks, cap_marks;
-	struct dacce_hashmap marks_by_return; /* hash of where setjmp returns (address, sp) -> mark */
 	struct dacce_hashmap thunk_at;	      /* setjmp's return address -> index in thunks */
 	uintptr_t *thunks;
 	uint32_t n_thunks, cap_thunks;

@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "graph.h"
 #include "patch.h"
@@ -41,14 +43,46 @@ static sigaction_fn real_sigaction(void)
 	return real;
 }
 
+/* Faults come back at once if put off: the instruction runs again. */
+static bool is_synchronous(int sig, const siginfo_t *info)
+{
+	bool fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+		     sig == SIGTRAP || sig == SIGSYS;
+
+	return fault && info && info->si_code > 0;
+}
+
+/*
+ * The thread is recording a setjmp mark (rt.c), lock-free: the handler
+ * waits until it is done.  The signal is queued again to this thread, with
+ * its siginfo, and stays blocked (in the mask the handler's return puts
+ * back) until dacce_thread_release_deferred.  Returns false when the
+ * handler cannot wait.
+ */
+static bool put_off(struct dacce_thread *self, const struct user_handler *h, int sig,
+		    siginfo_t *info, ucontext_t *uc)
+{
+	if (!info || is_synchronous(sig, info) || (h->act.sa_flags & SA_RESETHAND))
+		return false;
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, info) != 0)
+		return false;
+	sigaddset(&uc->uc_sigmask, sig);
+	sigaddset(&self->deferred, sig);
+	self->has_deferred = true;
+	return true;
+}
+
 static void run_handler(int sig, siginfo_t *info, void *uc_void)
 {
 	const struct user_handler *h = &handlers[sig];
+	struct dacce_thread *self = dacce_thread_self();
 	ucontext_t *uc = uc_void;
 	struct dacce_rt_signal_save save;
 	int pushed;
 
-	dacce_thread_self()->handlers_run++;
+	if (self->marking && put_off(self, h, sig, info, uc))
+		return;
+	self->handlers_run++;
 	pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], &save);
 
 	if (h->act.sa_flags & SA_SIGINFO)

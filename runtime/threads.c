@@ -2,6 +2,7 @@
 #include "threads.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "stop.h"
@@ -64,6 +65,22 @@ void dacce_thread_unregister(void)
 		self.next->prev = self.prev;
 	self.registered = false;
 	dacce_threads_unlock();
+	/* The block is reused by the next thread: its marks go with this one. */
+	dacce_marks_fini(&self.marks_at);
+	dacce_marks_fini(&self.marks_by_return);
+	memset(self.thunk_ret, 0, sizeof(self.thunk_ret));
+}
+
+void dacce_thread_release_deferred(struct dacce_thread *thread)
+{
+	sigset_t deferred;
+
+	if (!thread->has_deferred)
+		return;
+	deferred = thread->deferred;
+	sigemptyset(&thread->deferred);
+	thread->has_deferred = false;
+	pthread_sigmask(SIG_UNBLOCK, &deferred, NULL);
 }
 
 void dacce_threads_after_fork(void)

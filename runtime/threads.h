@@ -8,12 +8,16 @@
 #ifndef DACCE_RT_THREADS_H
 #define DACCE_RT_THREADS_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "marks.h"
 #include "tls.h"
+
+#define DACCE_THUNK_CACHE 8
 
 struct dacce_thread {
 	struct dacce_thread *next, *prev;
@@ -42,12 +46,32 @@ struct dacce_thread {
 	 * is made again when only the first changed while it waited.
 	 */
 	volatile unsigned stops_taken, handlers_run;
+	/*
+	 * setjmp marks (marks.h, rt.c), and the thunks this thread's setjmp
+	 * calls returned through: recorded without the runtime's lock.
+	 */
+	struct dacce_marks marks_at, marks_by_return;
+	uintptr_t thunk_ret[DACCE_THUNK_CACHE], thunk[DACCE_THUNK_CACHE];
+	/*
+	 * setjmp is recording a mark: a program's signal handler arriving
+	 * then is put off until it is done (signals.c), the signal kept
+	 * pending and blocked in deferred.  A handler that cannot wait (a
+	 * fault, SA_RESETHAND) and calls setjmp or longjmp meanwhile leaves
+	 * the marks lost: longjmp then reads partial until setjmp starts
+	 * afresh.
+	 */
+	volatile int marking;
+	volatile bool marks_lost, has_deferred;
+	sigset_t deferred;
 	/* The stop protocol's fields (stop.c). */
 	atomic_int answer;	/* enum dacce_stop_answer */
 	atomic_uint answered_round;
 	uintptr_t pc;		/* where the stop found it */
 	uintptr_t resume_pc;	/* where it goes on (0: where it was) */
 };
+
+/* Lets a program's signal handlers put off by a mark being recorded run now. */
+void dacce_thread_release_deferred(struct dacce_thread *thread);
 
 /* This thread's entry (registered or not). */
 struct dacce_thread *dacce_thread_self(void);
