@@ -727,6 +727,25 @@ static int borrow(uint32_t index)
 
 #define HOP_LEN 5 /* jmp rel32 */
 
+/* len bytes of padding inside the function being decoded (scan.h), starting in [lo, hi]; or 0. */
+static uintptr_t take_inner_padding(uintptr_t lo, uintptr_t hi, size_t len)
+{
+	const struct dacce_scan *scan = rt.decoding;
+
+	for (size_t i = 0; scan && i < scan->n_pads; i++) {
+		struct dacce_scan_pad *run = &scan->pads[i];
+		uintptr_t at = run->start + run->used;
+
+		if (at < lo)
+			at = lo; /* the bytes skipped stay padding: nothing runs there */
+		if (at > hi || at + len > run->start + run->len)
+			continue;
+		run->used = (uint8_t)(at + len - run->start);
+		return at;
+	}
+	return 0;
+}
+
 /*
  * The site becomes `jmp rel8` to 5 bytes of padding holding `jmp landing`
  * (padding.h); the landing goes on to the dispatch code, as for a borrowed
@@ -741,7 +760,9 @@ static int hop(uint32_t index)
 	uint8_t *write;
 	int err;
 
-	pad = dacce_padding_take(&rt.padding, next - 128, next + 127, HOP_LEN);
+	pad = take_inner_padding(next - 128, next + 127, HOP_LEN);
+	if (!pad)
+		pad = dacce_padding_take(&rt.padding, next - 128, next + 127, HOP_LEN);
 	if (!pad)
 		return -ENOSPC;
 	site->borrowed = site->hopped = true;
@@ -827,14 +848,26 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 		site->reload_len = (uint8_t)reload.len;
 		site->dispatched = !reload.overflow;
 	}
-	if (site->dispatched && s->len < 5) {
+	/* A short jump followed by padding has room for a jmp rel32 all the same (scan.h). */
+	if (site->dispatched && s->len + s->pad < 5) {
 		/* The int3 first: the jump written over P runs into it. */
 		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
 		if (!err)
 			err = dacce_patch_int3(s->addr);
-		if (!err)
+		/*
+		 * A site a branch lands on: a jump over P would serve only the
+		 * threads falling through, a hop serves all.
+		 */
+		if (!err && (s->flags & DACCE_SCAN_TARGETED)) {
+			err = hop(index);
+			if (err == -ENOSPC || err == -ERANGE)
+				rt.sites[index].borrowed = rt.sites[index].hopped = false;
+			else if (!err)
+				goto counted;
+		}
+		if (!err || err == -ENOSPC || err == -ERANGE)
 			err = can_borrow(s) ? borrow(index) : -ENOSPC;
-		if (err == -ENOSPC || err == -ERANGE) {
+		if ((err == -ENOSPC || err == -ERANGE) && !(s->flags & DACCE_SCAN_TARGETED)) {
 			/* No landing in reach for a jump over P: a hop through padding, if any. */
 			rt.sites[index].borrowed = false;
 			err = hop(index);
@@ -845,6 +878,7 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 			rt.sites[index].hopped = false;
 			err = 0;
 		}
+counted:
 		if (rt.sites[index].dispatched)
 			rt.n_patched++;
 		else
@@ -938,7 +972,7 @@ static uint8_t *copy_before_entry(const struct dacce_func *fn)
 
 static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
-	struct dacce_scan scan;
+	struct dacce_scan scan, *outer;
 	uint32_t known;
 	uint8_t *copy;
 	int err, close_err;
@@ -979,8 +1013,11 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	}
 	/* Its sites patched together (patch.h): a few core serialisations, not three per site. */
 	dacce_patch_queue_open();
+	outer = rt.decoding; /* consider_site may decode a fragment first */
+	rt.decoding = &scan;
 	for (size_t i = 0; i < scan.n && !err; i++)
 		err = consider_site(&scan.sites[i], fn, node);
+	rt.decoding = outer;
 	close_err = dacce_patch_queue_close();
 	if (!err)
 		err = close_err;

@@ -75,6 +75,7 @@ struct rt_site {
 
 struct rt_state {
 	pthread_mutex_t lock;
+	struct dacce_scan *decoding; /* the function whose sites are being added (its padding) */
 	int holder_cancel_state; /* the lock holder's, put back when it lets go (rt.c) */
 	bool enabled;
 	bool verbose;

@@ -19,6 +19,10 @@ struct scan_state {
 	uintptr_t prev;		      /* the previous instruction, if it can be borrowed (else 0) */
 	uint8_t prev_len;
 	int8_t prev_rip_disp;
+	bool in_dead_padding;	      /* nops or int3 right after an unconditional transfer */
+	uintptr_t *targets;	      /* direct branch targets inside the function */
+	size_t n_targets, cap_targets;
+	bool out_of_memory;
 };
 
 static bool in_range(uintptr_t a, uintptr_t start, uintptr_t end)
@@ -97,6 +101,18 @@ static void note_internal_target(struct scan_state *s, uintptr_t target)
 {
 	if (target > s->furthest_internal)
 		s->furthest_internal = target;
+	if (s->n_targets == s->cap_targets) {
+		size_t cap = s->cap_targets ? 2 * s->cap_targets : 64;
+		uintptr_t *grown = realloc(s->targets, cap * sizeof(*grown));
+
+		if (!grown) {
+			s->out_of_memory = true;
+			return;
+		}
+		s->targets = grown;
+		s->cap_targets = cap;
+	}
+	s->targets[s->n_targets++] = target;
 }
 
 /*
@@ -240,6 +256,88 @@ static bool can_borrow(const ZydisDecodedInstruction *insn, int8_t *rip_disp)
  * unconditional transfer and no branch seen lands at or after that transfer
  * (landing there would make the run reaching pc, or code beyond it, live).
  */
+static bool is_unconditional_jump(const struct dacce_scan_site *site)
+{
+	return site->kind == DACCE_SITE_TAIL_INDIRECT ||
+	       (site->kind == DACCE_SITE_TAIL_DIRECT && !(site->flags & DACCE_SCAN_CONDITIONAL));
+}
+
+static bool is_padding(const ZydisDecodedInstruction *insn)
+{
+	return insn->mnemonic == ZYDIS_MNEMONIC_NOP || insn->mnemonic == ZYDIS_MNEMONIC_INT3;
+}
+
+/*
+ * Padding after an unconditional transfer: to the pad of a short jump site
+ * just before it while that has no room yet, else to a run of its own
+ * (the runs too short for a jump are dropped at the end).  Only for padding
+ * (s->in_dead_padding).
+ */
+static void take_padding(struct dacce_scan *out, const ZydisDecodedInstruction *insn, uintptr_t pc)
+{
+	struct dacce_scan_site *last = out->n ? &out->sites[out->n - 1] : NULL;
+	struct dacce_scan_pad *run = out->n_pads ? &out->pads[out->n_pads - 1] : NULL;
+
+	if (last && last->addr + last->len + last->pad == pc && is_unconditional_jump(last) &&
+	    last->len + last->pad < DACCE_SCAN_PATCH_LEN) {
+		last->pad += insn->length;
+		return;
+	}
+	if (run && run->start + run->len == pc && run->len + insn->length <= UINT8_MAX) {
+		run->len += insn->length;
+		return;
+	}
+	if (out->n_pads == out->cap_pads) {
+		size_t cap = out->cap_pads ? 2 * out->cap_pads : 8;
+		struct dacce_scan_pad *grown = realloc(out->pads, cap * sizeof(*grown));
+
+		if (!grown)
+			return; /* fewer runs: short sites trap instead */
+		out->pads = grown;
+		out->cap_pads = cap;
+	}
+	out->pads[out->n_pads++] = (struct dacce_scan_pad){ .start = pc, .len = insn->length };
+}
+
+/* Runs too short for a jump, or that a direct branch lands in, are dropped. */
+static void keep_dead_runs(const struct scan_state *s, struct dacce_scan *out)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < out->n_pads; i++) {
+		const struct dacce_scan_pad *run = &out->pads[i];
+		bool reached = s->out_of_memory;
+
+		for (size_t t = 0; t < s->n_targets && !reached; t++)
+			reached = in_range(s->targets[t], run->start, run->start + run->len);
+		if (!reached && run->len >= DACCE_SCAN_PATCH_LEN)
+			out->pads[kept++] = *run;
+	}
+	out->n_pads = kept;
+}
+
+/*
+ * Padding a direct branch lands in is code after all.  A site a branch
+ * lands on is marked: a jump over the instruction before it would only
+ * serve the threads that fall through.
+ */
+static void note_reached_sites(const struct scan_state *s, struct dacce_scan *out)
+{
+	for (size_t i = 0; i < out->n; i++) {
+		struct dacce_scan_site *site = &out->sites[i];
+		uintptr_t lo = site->addr + site->len, hi = lo + site->pad;
+
+		for (size_t t = 0; t < s->n_targets; t++) {
+			if (in_range(s->targets[t], lo, hi))
+				site->pad = 0;
+			if (s->targets[t] == site->addr)
+				site->flags |= DACCE_SCAN_TARGETED;
+		}
+		if (s->out_of_memory) /* targets unknown: no padding is sure to be dead */
+			site->pad = 0;
+	}
+}
+
 static bool is_dead_tail(const struct scan_state *s)
 {
 	return s->past_terminator && s->furthest_internal < s->after_terminator;
@@ -287,20 +385,28 @@ int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, ui
 			goto cleanup;
 		}
 		out->n_insns++;
+		s.in_dead_padding = s.in_dead_padding && is_padding(&insn);
+		if (s.in_dead_padding)
+			take_padding(out, &insn, pc);
 		err = report_transfer(&s, &ctx, &insn, pc, out);
 		if (err)
 			goto cleanup;
-		s.prev = can_borrow(&insn, &s.prev_rip_disp) ? pc : 0;
+		s.prev = !s.in_dead_padding && can_borrow(&insn, &s.prev_rip_disp) ? pc : 0;
 		s.prev_len = insn.length;
 		pc += insn.length;
 		if (is_terminator(&insn)) {
 			s.past_terminator = true;
 			s.after_terminator = pc;
+			s.in_dead_padding = true;
 		}
 	}
+	note_reached_sites(&s, out);
+	keep_dead_runs(&s, out);
+	free(s.targets);
 	return 0;
 
 cleanup:
+	free(s.targets);
 	dacce_scan_fini(out);
 	out->stop_addr = pc;
 	return err;
@@ -313,6 +419,9 @@ void dacce_scan_fini(struct dacce_scan *scan)
 	free(scan->sites);
 	scan->sites = NULL;
 	scan->n = scan->cap = 0;
+	free(scan->pads);
+	scan->pads = NULL;
+	scan->n_pads = scan->cap_pads = 0;
 }
 
 bool dacce_scan_endbr64(const uint8_t *code)

@@ -34,6 +34,7 @@ struct dacce_range {
 #define DACCE_SCAN_REG		(1u << 2) /* target in a register */
 #define DACCE_SCAN_MEM		(1u << 3) /* target in memory not addressed RIP-relative */
 #define DACCE_SCAN_SHORT	(1u << 4) /* under 5 bytes: no room for a jmp rel32 */
+#define DACCE_SCAN_TARGETED	(1u << 5) /* a direct branch of the function lands on it */
 
 #define DACCE_SCAN_PATCH_LEN 5 /* length of the jmp rel32 a site is rewritten to */
 
@@ -49,15 +50,36 @@ struct dacce_scan_site {
 	 * place (no transfer, no trap, no endbr, not privileged): its address
 	 * (0: none) and length, and where its RIP-relative displacement sits in
 	 * it (-1: none).  A short site then borrows its bytes for a jump.
+	 * Padding after an unconditional transfer never runs: not borrowed.
 	 */
 	uintptr_t prev;
 	uint8_t prev_len;
 	int8_t prev_rip_disp;
+	/*
+	 * Unconditional jumps only: bytes of alignment padding (nops, int3)
+	 * just after the site that no direct branch of the function lands
+	 * in.  Nothing runs them, so a short site with len + pad >= 5 has room
+	 * for a jmp rel32 after all (counted up to that).
+	 */
+	uint8_t pad;
+};
+
+/*
+ * A run of padding (nops, int3) after an unconditional transfer, at least
+ * DACCE_SCAN_PATCH_LEN bytes, that no direct branch of the function lands
+ * in and no site's pad takes: nothing runs it, so a short site nearby can
+ * hop through it (runtime/padding.h does the same between functions).
+ */
+struct dacce_scan_pad {
+	uintptr_t start;
+	uint8_t len, used; /* used: bytes handed out from start */
 };
 
 struct dacce_scan {
 	struct dacce_scan_site *sites; /* in address order */
 	size_t n, cap;
+	struct dacce_scan_pad *pads;   /* in address order */
+	size_t n_pads, cap_pads;
 	size_t n_insns;	     /* instructions decoded */
 	bool stopped_early;  /* undecodable bytes after a terminator ended the scan before end */
 	uintptr_t stop_addr; /* where decoding stopped (stopped_early, or -EILSEQ) */

@@ -444,6 +444,87 @@ START_TEST(test_real_function)
 }
 END_TEST
 
+/*
+ * Padding after an unconditional jump: a short jump site takes what it needs
+ * for a jmp rel32 (whole instructions), the rest makes a run for hops; a
+ * site a branch lands on is marked, and dead padding is never borrowed.
+ */
+START_TEST(test_padding_after_short_jumps)
+{
+	static const uint8_t code[] = {
+		0x5b,				     /* 0: pop %rbx */
+		0xff, 0xe0,			     /* 1: jmp *%rax (site: pad 3) */
+		0x0f, 0x1f, 0x00,		     /* 3: nopl (%rax) */
+		0x0f, 0x1f, 0x44, 0x00, 0x00,	     /* 6: nopl 0(%rax,%rax) (a run: 6..17) */
+		0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00,  /* 11: nopw 0(%rax,%rax) */
+		0x90,				     /* 17: nop (still the run) */
+		0xff, 0xd3,			     /* 18: call *%rbx (a branch lands here) */
+		0x74, 0xfc,			     /* 20: je 18 */
+		0xc3,				     /* 22: ret */
+	};
+	struct dacce_scan scan;
+
+	ck_assert_int_eq(scan_bytes(code, sizeof(code), &scan), 0);
+	ck_assert_uint_eq(scan.n, 2);
+	ck_assert_uint_eq(scan.sites[0].addr, BASE + 1);
+	ck_assert_uint_eq(scan.sites[0].kind, DACCE_SITE_TAIL_INDIRECT);
+	ck_assert_uint_eq(scan.sites[0].pad, 3);
+	ck_assert(!(scan.sites[0].flags & DACCE_SCAN_TARGETED));
+	ck_assert_uint_eq(scan.sites[1].addr, BASE + 18);
+	ck_assert_uint_eq(scan.sites[1].kind, DACCE_SITE_INDIRECT);
+	ck_assert_uint_eq(scan.sites[1].pad, 0); /* a call: what follows is its return address */
+	ck_assert(scan.sites[1].flags & DACCE_SCAN_TARGETED);
+	ck_assert_uint_eq(scan.sites[1].prev, 0); /* the nop before it never runs */
+	ck_assert_uint_eq(scan.n_pads, 1);
+	ck_assert_uint_eq(scan.pads[0].start, BASE + 6);
+	ck_assert_uint_eq(scan.pads[0].len, 12);
+	dacce_scan_fini(&scan);
+}
+END_TEST
+
+/* Padding a direct branch lands in is code: neither a site's pad nor a run. */
+START_TEST(test_padding_a_branch_reaches)
+{
+	static const uint8_t code[] = {
+		0x74, 0x0a,			     /* 0: je 12 (into the run) */
+		0x74, 0x03,			     /* 2: je 7 (into the jump's pad) */
+		0x5b,				     /* 4: pop %rbx */
+		0xff, 0xe0,			     /* 5: jmp *%rax */
+		0x0f, 0x1f, 0x00,		     /* 7: nopl (%rax) */
+		0x0f, 0x1f, 0x44, 0x00, 0x00,	     /* 10: nopl 0(%rax,%rax) */
+		0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00,  /* 15: nopw 0(%rax,%rax) */
+		0xc3,				     /* 21: ret */
+	};
+	struct dacce_scan scan;
+
+	ck_assert_int_eq(scan_bytes(code, sizeof(code), &scan), 0);
+	ck_assert_uint_eq(scan.n, 1);
+	ck_assert_uint_eq(scan.sites[0].pad, 0);
+	ck_assert_uint_eq(scan.n_pads, 0);
+	dacce_scan_fini(&scan);
+}
+END_TEST
+
+/* Padding that runs (after a call, not after a jump) is neither a pad nor a run, and is borrowed. */
+START_TEST(test_nops_that_run_are_not_padding)
+{
+	static const uint8_t code[] = {
+		0xff, 0xd0,			     /* 0: call *%rax */
+		0x0f, 0x1f, 0x44, 0x00, 0x00,	     /* 2: nopl 0(%rax,%rax) */
+		0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00,  /* 7: nopw 0(%rax,%rax) */
+		0xff, 0xe3,			     /* 13: jmp *%rbx */
+	};
+	struct dacce_scan scan;
+
+	ck_assert_int_eq(scan_bytes(code, sizeof(code), &scan), 0);
+	ck_assert_uint_eq(scan.n, 2);
+	ck_assert_uint_eq(scan.sites[0].pad, 0);
+	ck_assert_uint_eq(scan.sites[1].prev, BASE + 7);
+	ck_assert_uint_eq(scan.n_pads, 0);
+	dacce_scan_fini(&scan);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
 	Suite *s = suite_create("rt_scan");
@@ -468,6 +549,9 @@ static Suite *scan_suite(void)
 
 	tcase_add_test(bounds, test_endbr64);
 	tcase_add_test(bounds, test_padding_after_ret);
+	tcase_add_test(bounds, test_padding_after_short_jumps);
+	tcase_add_test(bounds, test_padding_a_branch_reaches);
+	tcase_add_test(bounds, test_nops_that_run_are_not_padding);
 	tcase_add_test(bounds, test_undecodable_bytes);
 	tcase_add_test(bounds, test_empty_range_and_bad_arguments);
 	tcase_add_test(bounds, test_start_inside_the_buffer);

@@ -3,7 +3,8 @@
 # The report of the sites that took the most traps (runtime/trap_report.c), printed with the
 # summary at exit under DACCE_LOG=1: hops.c's tail jump through a table of 40 functions must
 # head it (40 traps or a few more: one per new target, as its dispatch code meets each), the
-# lines must be sorted, and nothing is printed without DACCE_LOG.
+# lines must be sorted, and nothing is printed without DACCE_LOG.  padsites.c's two short sites,
+# which get room from padding inside their function, must not trap per call (4,000 calls).
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -37,6 +38,18 @@ else
 		pass "nothing without DACCE_LOG"
 	else
 		fail "a report without DACCE_LOG"
+	fi
+fi
+padsites=$1/programs/padsites-O2
+if [ ! -x "$padsites" ]; then
+	fail "no $padsites (run-programs.sh builds it)"
+else
+	traps=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$padsites" 2>&1 >/dev/null |
+		sed -n 's/.* \([0-9]*\) traps taken.*/\1/p')
+	if [ -n "$traps" ] && [ "$traps" -lt 100 ]; then
+		pass "short sites with padding in their function: $traps traps for 4,000 calls"
+	else
+		fail "short sites with padding in their function: ${traps:-no count} traps for 4,000 calls"
 	fi
 fi
 echo "trapreport: $passed passed, $failed failed"
