@@ -540,6 +540,9 @@ static void *policy_main(void *unused)
 
 		/* Sleeps until the interval is over, or a nudge (a new edge in stress mode, a thread ending). */
 		syscall(SYS_futex, &ep.nudges, FUTEX_WAIT_PRIVATE, nudges, &wait, NULL, 0);
+		/* A thread not made by pthread_create (glibc's timer helper): patches take the int3 steps. */
+		if (dacce_threads_in_process() != 2)
+			dacce_patch_sole_thread(false);
 		if (alone_in_process()) {
 			/* Exit handlers are program code: they run with a partial context, as after main. */
 			dacce_rt_thread_partial();

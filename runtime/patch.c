@@ -49,6 +49,7 @@ static _Atomic size_t pending_queue_len;
 static struct sigaction previous_sigtrap;
 static _Atomic(dacce_trap_hook) trap_hook;
 static bool can_sync_cores;
+static atomic_bool sole_thread;
 
 static int membarrier(int cmd)
 {
@@ -341,6 +342,11 @@ void dacce_patch_sync_cores(void)
 	sync_all_cores();
 }
 
+void dacce_patch_sole_thread(bool sole)
+{
+	atomic_store(&sole_thread, sole);
+}
+
 int dacce_patch_apply(const struct dacce_patch *patch)
 {
 	static const uint8_t int3 = INT3;
@@ -348,6 +354,11 @@ int dacce_patch_apply(const struct dacce_patch *patch)
 
 	if (!patch || !patch->bytes || patch->len == 0 || patch->len > 15)
 		return -EINVAL;
+	if (atomic_load(&sole_thread)) {
+		err = dacce_patch_write_quiet(patch->addr, patch->bytes, patch->len);
+		sync_all_cores();
+		return err;
+	}
 	uint8_t first = *(volatile const uint8_t *)patch->addr;
 
 	struct dacce_patch *slot = &pending_ring[pending_next++ % PENDING_SLOTS];
@@ -394,8 +405,11 @@ static void queue_settle(const struct queued *q, size_t done, size_t n)
 	sync_all_cores();
 }
 
-/* The three steps of a queued patch: an int3 on its first byte, its tail, its new first byte. */
-enum queue_step { STEP_INT3, STEP_TAIL, STEP_FIRST };
+/*
+ * The three steps of a queued patch: an int3 on its first byte, its tail,
+ * its new first byte; or, with no other thread to run it, the whole patch.
+ */
+enum queue_step { STEP_INT3, STEP_TAIL, STEP_FIRST, STEP_WHOLE };
 
 /* What step writes for patch e: len bytes at *addr (len 0: nothing). */
 static size_t step_bytes(const struct queued *e, enum queue_step step, uintptr_t *addr,
@@ -405,6 +419,8 @@ static size_t step_bytes(const struct queued *e, enum queue_step step, uintptr_t
 
 	*addr = step == STEP_TAIL ? e->patch.addr + 1 : e->patch.addr;
 	*bytes = step == STEP_INT3 ? &int3 : step == STEP_TAIL ? e->bytes + 1 : e->bytes;
+	if (step == STEP_WHOLE)
+		return e->patch.len;
 	return step == STEP_TAIL ? e->patch.len - 1 : 1;
 }
 
@@ -461,6 +477,12 @@ static int queue_flush(void)
 
 	if (n == 0)
 		return 0;
+	if (atomic_load(&sole_thread)) {
+		/* A failed write leaves the patches before it whole, the rest untouched. */
+		err = queue_step(q, n, STEP_WHOLE, &done);
+		sync_all_cores();
+		goto done;
+	}
 	atomic_store_explicit(&pending_queue_len, n, memory_order_release);
 	atomic_store_explicit(&pending_queue, q, memory_order_release);
 	for (size_t i = 0; i < n; i++)
@@ -482,6 +504,7 @@ static int queue_flush(void)
 cleanup:
 	/* A thread still on its way to the handler finds the int3 gone and retries. */
 	atomic_store_explicit(&pending_queue, NULL, memory_order_release);
+done:
 	queue_which ^= 1;
 	queue_len = 0;
 	return err;

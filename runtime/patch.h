@@ -14,6 +14,7 @@
 #define DACCE_RT_PATCH_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +68,14 @@ int dacce_patch_apply(const struct dacce_patch *patch);
 void dacce_patch_queue_open(void);
 int dacce_patch_queue_close(void);
 int dacce_patch_submit(const struct dacce_patch *patch);
+
+/*
+ * Whether the calling thread is the only one that runs the program's code
+ * (no thread created yet; the runtime's own never run it).  Patches are
+ * then written whole, one write per run of them and one core serialisation
+ * per batch, with no int3 steps: nobody can fetch them half written.
+ */
+void dacce_patch_sole_thread(bool sole);
 
 /* Makes the instruction at addr trap (a permanent int3 for the trap hook). */
 int dacce_patch_int3(uintptr_t addr);

@@ -2367,6 +2367,8 @@ static void after_fork(bool child)
 		dacce_perfmap_after_fork_child();
 	if (child)
 		dacce_threads_after_fork(); /* the registry holds only this thread now */
+	if (child)
+		dacce_patch_sole_thread(true); /* the runtime's own threads never run program code */
 	else
 		dacce_threads_unlock();
 	pthread_sigmask(SIG_SETMASK, &fork_saved_mask, NULL);
@@ -2505,6 +2507,9 @@ int dacce_rt_start(uintptr_t main_fn)
 		err = load_program();
 	if (!err)
 		err = dacce_patch_init();
+	/* Alone until the program creates a thread (start.c); none of ours has started yet. */
+	if (!err)
+		dacce_patch_sole_thread(dacce_threads_in_process() == 1);
 	if (!err && (perf_err = dacce_perfmap_start()))
 		dacce_rt_log(true, "no perf map: %s", strerror(-perf_err));
 	if (!err)

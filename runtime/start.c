@@ -17,6 +17,7 @@
 
 #include "dacce.h"
 #include "graph.h"
+#include "patch.h"
 #include "rt.h"
 
 typedef int (*main_fn)(int, char **, char **);
@@ -103,6 +104,8 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(v
 		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real)
 		return EAGAIN;
+	/* From now on another thread may run the program's code: patches take the int3 steps. */
+	dacce_patch_sole_thread(false);
 	if (!dacce_rt_enabled())
 		return real(thread, attr, routine, arg);
 	start = malloc(sizeof(*start));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "threads.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -92,4 +94,21 @@ void dacce_threads_after_fork(void)
 		self.registered = false;
 		dacce_thread_register();
 	}
+}
+
+int dacce_threads_in_process(void)
+{
+	char buf[4096], *line;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = '\0';
+	line = strstr(buf, "\nThreads:");
+	return line ? atoi(line + strlen("\nThreads:")) : -1;
 }

@@ -6,6 +6,7 @@
  * site while it is rewritten back and forth must never notice.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -272,7 +273,7 @@ END_TEST
  * back as they were: patches close together, adjacent, far apart, across a
  * page boundary, of one byte; everything else on the pages must not move.
  */
-START_TEST(test_queued_patches_written_in_runs_leave_the_bytes_between_alone)
+static void patch_in_runs(bool sole)
 {
 	static const size_t at[] = { 16, 24, 40, 45, 300, 900, 4094, 5000, 5001, 8000 };
 	size_t size = 8192;
@@ -284,6 +285,7 @@ START_TEST(test_queued_patches_written_in_runs_leave_the_bytes_between_alone)
 	ck_assert_ptr_nonnull(expect);
 	ck_assert_ptr_nonnull(fill);
 	ck_assert_int_eq(dacce_patch_init(), 0);
+	dacce_patch_sole_thread(sole);
 	for (size_t i = 0; i < size; i++)
 		fill[i] = (uint8_t)(i * 7 + 3);
 	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)area, fill, size), 0);
@@ -305,9 +307,22 @@ START_TEST(test_queued_patches_written_in_runs_leave_the_bytes_between_alone)
 	ck_assert_mem_eq(area, fill, size); /* nothing written before the close */
 	ck_assert_int_eq(dacce_patch_queue_close(), 0);
 	ck_assert_mem_eq(area, expect, size);
+	dacce_patch_sole_thread(false);
 	munmap(area, size);
 	free(expect);
 	free(fill);
+}
+
+START_TEST(test_queued_patches_written_in_runs_leave_the_bytes_between_alone)
+{
+	patch_in_runs(false);
+}
+END_TEST
+
+/* With no other thread to run the code, patches are written whole: the same bytes in the end. */
+START_TEST(test_sole_thread_writes_whole_patches)
+{
+	patch_in_runs(true);
 }
 END_TEST
 
@@ -386,6 +401,7 @@ static Suite *patch_suite(void)
 	tcase_add_test(tc, test_queued_patches_wait_for_the_outermost_close);
 	tcase_add_test(tc, test_threads_racing_through_a_site_patched_from_a_queue);
 	tcase_add_test(tc, test_queued_patches_written_in_runs_leave_the_bytes_between_alone);
+	tcase_add_test(tc, test_sole_thread_writes_whole_patches);
 	tcase_add_test(tc, test_kept_descriptor_survives_the_program_closing_it);
 	tcase_add_test(tc, test_fork_child_writes_its_own_memory);
 	suite_add_tcase(s, tc);
