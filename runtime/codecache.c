@@ -394,12 +394,18 @@ int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uint
 	if (!cache || !exec || !write || len == 0 || !align || (align & (align - 1)) ||
 	    near_hi < near_lo || near_hi - near_lo > REACH)
 		return -EINVAL;
+	if (cache->last < cache->n &&
+	    carve(&cache->regions[cache->last], near_lo, near_hi, len, align, exec, write))
+		return 0;
 	for (size_t i = 0; i < cache->n; i++)
-		if (carve(&cache->regions[i], near_lo, near_hi, len, align, exec, write))
+		if (carve(&cache->regions[i], near_lo, near_hi, len, align, exec, write)) {
+			cache->last = i;
 			return 0;
+		}
 	err = add_region(cache, near_lo, near_hi, len + align);
 	if (err)
 		return err;
+	cache->last = cache->n - 1;
 	return carve(&cache->regions[cache->n - 1], near_lo, near_hi, len, align, exec, write)
 		       ? 0
 		       : -ENOSPC;

@@ -31,6 +31,7 @@ struct dacce_address_range {
 struct dacce_codecache {
 	struct dacce_code_region *regions;
 	size_t n, cap;
+	size_t last; /* the region carved from last: tried first (the earlier ones fill up) */
 	/*
 	 * The address space as /proc/self/maps showed it, plus the regions
 	 * mapped since: reading maps costs about 0.2 ms in a large process, and

@@ -43,6 +43,7 @@
 #include "modules.h"
 #include "ops.h"
 #include "patch.h"
+#include "patch_runs.h"
 #include "perfmap.h"
 #include "probes.h"
 #include "reload.h"
@@ -1581,13 +1582,13 @@ static int forward_return(uintptr_t old_after, uintptr_t new_after)
  * by the original call would return straight to the caller, where no code of
  * ours could undo a later epoch's operation for it.
  */
-static int point_site(int mem, const struct rt_site *site, uintptr_t dest)
+static int point_site(struct dacce_patch_runs *writes, const struct rt_site *site, uintptr_t dest)
 {
 	uint8_t jmp[5];
 	int err;
 
 	err = dacce_tramp_jmp_bytes(site->scan.addr, dest, jmp);
-	return err ? err : dacce_patch_mem_write(mem, site->scan.addr, jmp, sizeof(jmp));
+	return err ? err : dacce_patch_runs_add(writes, site->scan.addr, jmp, sizeof(jmp));
 }
 
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
@@ -1595,6 +1596,7 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 {
 	int mem = dacce_patch_mem_open();
 	int err = mem < -1 ? mem : 0;
+	struct dacce_patch_runs writes = { 0 };
 
 	for (size_t i = 0; i < plan->n && !err; i++) {
 		const struct planned *p = &plan->items[i];
@@ -1614,14 +1616,14 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 			site->op = p->op;
 			set_edge_return(site->edge, p->after);
 			if (!err)
-				err = point_site(mem, site, p->entry);
+				err = point_site(&writes, site, p->entry);
 		} else if (p->slot == PLAN_DISPATCH) {
 			moved(site->dispatch, p->entry, ctx);
 			site->dispatch = p->entry;
 			if (site->borrowed)
 				set_landing(site, p->entry);
 			else
-				err = point_site(mem, site, p->entry);
+				err = point_site(&writes, site, p->entry);
 		} else {
 			struct branch_tramp *t = &site->by_target[p->slot];
 
@@ -1638,9 +1640,14 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 			if (!err && site->promoted)
 				err = jcc_rel32(site, p->entry, rel);
 			if (!err && site->promoted)
-				err = dacce_patch_mem_write(mem, site->scan.addr + 2, rel, sizeof(rel));
+				err = dacce_patch_runs_add(&writes, site->scan.addr + 2, rel,
+							   sizeof(rel));
 		}
 	}
+	/* The world is stopped: the sites change together, in runs of nearby ones. */
+	if (!err)
+		err = dacce_patch_runs_write(&writes, mem);
+	dacce_patch_runs_fini(&writes);
 	if (mem >= 0)
 		close(mem);
 	return err;

@@ -21,6 +21,7 @@
 #include "codecache.h"
 #include "ops.h"
 #include "patch.h"
+#include "patch_runs.h"
 #include "tls.h"
 #include "tramp.h"
 
@@ -320,6 +321,52 @@ START_TEST(test_queued_patches_written_in_runs_leave_the_bytes_between_alone)
 END_TEST
 
 /* With no other thread to run the code, patches are written whole: the same bytes in the end. */
+/*
+ * Writes gathered with the world stopped go out sorted, in runs: out of
+ * order, overlapping (the later wins), adjacent, far apart, across a page.
+ */
+START_TEST(test_gathered_writes_land_in_runs)
+{
+	static const size_t at[] = { 900, 16, 20, 18, 4094, 8000, 40, 16 };
+	size_t size = 8192;
+	uint8_t *area = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *expect = malloc(size), *fill = malloc(size);
+	struct dacce_patch_runs runs = { 0 };
+	int mem;
+
+	ck_assert_ptr_ne(area, MAP_FAILED);
+	ck_assert_ptr_nonnull(expect);
+	ck_assert_ptr_nonnull(fill);
+	ck_assert_int_eq(dacce_patch_init(), 0);
+	for (size_t i = 0; i < size; i++)
+		fill[i] = (uint8_t)(i * 5 + 1);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)area, fill, size), 0);
+	memcpy(expect, fill, size);
+	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		uint8_t bytes[5];
+
+		for (size_t b = 0; b < sizeof(bytes); b++)
+			bytes[b] = (uint8_t)(0xa0 + k * 8 + b);
+		memcpy(expect + at[k], bytes, sizeof(bytes));
+		ck_assert_int_eq(dacce_patch_runs_add(&runs, (uintptr_t)area + at[k], bytes,
+						      sizeof(bytes)),
+				 0);
+	}
+	ck_assert_mem_eq(area, fill, size); /* nothing written yet */
+	mem = dacce_patch_mem_open();
+	ck_assert_int_ge(mem, -1);
+	ck_assert_int_eq(dacce_patch_runs_write(&runs, mem), 0);
+	if (mem >= 0)
+		close(mem);
+	ck_assert_mem_eq(area, expect, size);
+	ck_assert_uint_eq(runs.n, 0);
+	dacce_patch_runs_fini(&runs);
+	munmap(area, size);
+	free(expect);
+	free(fill);
+}
+END_TEST
+
 START_TEST(test_sole_thread_writes_whole_patches)
 {
 	patch_in_runs(true);
@@ -402,6 +449,7 @@ static Suite *patch_suite(void)
 	tcase_add_test(tc, test_threads_racing_through_a_site_patched_from_a_queue);
 	tcase_add_test(tc, test_queued_patches_written_in_runs_leave_the_bytes_between_alone);
 	tcase_add_test(tc, test_sole_thread_writes_whole_patches);
+	tcase_add_test(tc, test_gathered_writes_land_in_runs);
 	tcase_add_test(tc, test_kept_descriptor_survives_the_program_closing_it);
 	tcase_add_test(tc, test_fork_child_writes_its_own_memory);
 	suite_add_tcase(s, tc);

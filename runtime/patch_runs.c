@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include "patch_runs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch.h"
+
+#define RUN_MAX 512 /* bytes one write may cover */
+
+int dacce_patch_runs_add(struct dacce_patch_runs *runs, uintptr_t addr, const void *bytes,
+			 size_t len)
+{
+	struct dacce_patch_write *w;
+
+	if (!runs || !bytes || len == 0 || len > DACCE_PATCH_RUN_BYTES)
+		return -EINVAL;
+	if (runs->n == runs->cap) {
+		size_t cap = runs->cap ? 2 * runs->cap : 256;
+		struct dacce_patch_write *grown = realloc(runs->writes, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		runs->writes = grown;
+		runs->cap = cap;
+	}
+	w = &runs->writes[runs->n];
+	*w = (struct dacce_patch_write){ .addr = addr, .order = (uint32_t)runs->n,
+					 .len = (uint8_t)len };
+	memcpy(w->bytes, bytes, len);
+	runs->n++;
+	return 0;
+}
+
+static int by_order(const void *a, const void *b)
+{
+	const struct dacce_patch_write *x = a, *y = b;
+
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_address(const void *a, const void *b)
+{
+	const struct dacce_patch_write *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int dacce_patch_runs_write(struct dacce_patch_runs *runs, int mem)
+{
+	uint8_t run[RUN_MAX + DACCE_PATCH_RUN_BYTES];
+	size_t i = 0;
+	int err = 0;
+
+	qsort(runs->writes, runs->n, sizeof(*runs->writes), by_address);
+	while (i < runs->n && !err) {
+		uintptr_t start = runs->writes[i].addr, end = start;
+		size_t last = i;
+
+		/* The run: writes starting within RUN_MAX of start. */
+		while (last < runs->n && runs->writes[last].addr - start < RUN_MAX) {
+			uintptr_t w_end = runs->writes[last].addr + runs->writes[last].len;
+
+			if (w_end > end)
+				end = w_end;
+			last++;
+		}
+		memcpy(run, (const void *)start, end - start);
+		/* Overlapping writes land in the order they were gathered. */
+		qsort(runs->writes + i, last - i, sizeof(*runs->writes), by_order);
+		for (size_t k = i; k < last; k++)
+			memcpy(run + (runs->writes[k].addr - start), runs->writes[k].bytes,
+			       runs->writes[k].len);
+		err = dacce_patch_mem_write(mem, start, run, end - start);
+		i = last;
+	}
+	runs->n = 0;
+	return err;
+}
+
+void dacce_patch_runs_fini(struct dacce_patch_runs *runs)
+{
+	if (!runs)
+		return;
+	free(runs->writes);
+	memset(runs, 0, sizeof(*runs));
+}
