@@ -953,6 +953,18 @@ static int consider_site(const struct dacce_scan_site *s, const struct dacce_fun
 }
 
 /* Decodes a function of the program on its first entry and redirects its sites. */
+/*
+ * Padding the scan found inside a function whose end is a guess: what looks
+ * like padding at its end may be the start of a function no symbol or FDE
+ * announces.  None of it is used.
+ */
+static void forget_padding(struct dacce_scan *scan)
+{
+	for (size_t i = 0; i < scan->n; i++)
+		scan->sites[i].pad = 0;
+	scan->n_pads = 0;
+}
+
 /* Sites this close to a watched entry are patched after it is disarmed (see below). */
 #define ENTRY_NEIGHBOURHOOD 16
 
@@ -1012,6 +1024,8 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 			goto cleanup;
 		err = 0;
 	}
+	if (fn->flags & DACCE_FUNC_END_GUESSED)
+		forget_padding(&scan); /* code nobody announced may follow the guess */
 	/* Its sites patched together (patch.h): a few core serialisations, not three per site. */
 	dacce_patch_queue_open();
 	outer = rt.decoding; /* consider_site may decode a fragment first */
