@@ -108,6 +108,14 @@ struct dacce_ev_code_region {
 	__u64 start, size;
 };
 
+/*
+ * site_caller of generated code that stands for no call site: the tail-call
+ * return stub (DACCE_CODE_TAIL_STUB, once per process) or other code a stack
+ * walk may meet in a return-address slot (DACCE_CODE_NO_SITE: setjmp thunks).
+ */
+#define DACCE_CODE_TAIL_STUB 0xffffffffu
+#define DACCE_CODE_NO_SITE 0xfffffffeu
+
 struct dacce_ev_code_entry {
 	struct dacce_ev_header h;
 	__u64 address;

@@ -20,8 +20,10 @@
  *   code_region  (start, size)                            executable code of the runtime's
  *   code_entry   (address, site_caller, site_offset)      the code of the call site at
  *                                                         site_offset (link-time) begins there;
- *                                                         site_caller DACCE_NONE: the tail-call
- *                                                         return stub (runtime/tail.h) is there
+ *                                                         site_caller DACCE_CODE_TAIL_STUB:
+ *                                                         the tail-call return stub
+ *                                                         (runtime/tail.h); DACCE_CODE_NO_SITE:
+ *                                                         other code of no site (setjmp thunks)
  *   epoch        (epoch, max_id, n_nodes, n_edges, dict, dict_len, pause_ns, driver)
  *                driver: 0 start, 1 the built-in policy, 2 the controller
  *                dict is the dictionary serialised (docs/dictionary-format.md),

@@ -42,6 +42,7 @@
 #include "hashmap.h"
 #include "modules.h"
 #include "ops.h"
+#include "dacce_events.h"
 #include "patch.h"
 #include "patch_runs.h"
 #include "perfmap.h"
@@ -1805,11 +1806,11 @@ static uint64_t return_key(uintptr_t ret, uintptr_t sp)
  * site: a stack walker meeting its address stops there instead of taking it
  * for the end of the site code before it.
  */
-static void announce_code_of_no_site(uintptr_t entry)
+static void announce_code_of_no_site(uintptr_t entry, uint32_t kind)
 {
-	/* In a register: tracers cannot read a RIP-relative probe argument. */
-	__asm__("" : "+r"(entry));
-	DACCE_PROBE(code_entry, entry, DACCE_NONE, 0);
+	/* In registers: tracers cannot read a RIP-relative probe argument. */
+	__asm__("" : "+r"(entry), "+r"(kind));
+	DACCE_PROBE(code_entry, entry, kind, 0);
 }
 
 static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
@@ -1849,7 +1850,7 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 		return -ENOSPC;
 	name_code("setjmp_return", &b, ret);
 	/* It sits in the return-address slot of a setjmp call while libc's setjmp runs. */
-	announce_code_of_no_site(*thunk);
+	announce_code_of_no_site(*thunk, DACCE_CODE_NO_SITE);
 	err = dacce_hashmap_put(&rt.thunk_at, ret, rt.n_thunks);
 	if (!err)
 		rt.thunks[rt.n_thunks++] = *thunk;
@@ -2479,7 +2480,7 @@ static int build_tail_stub(void)
 		return -ENOSPC;
 	dacce_perfmap_add(b.addr, b.len, "dacce:tail_call_return");
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
-	announce_code_of_no_site(rt.tail_stub);
+	announce_code_of_no_site(rt.tail_stub, DACCE_CODE_TAIL_STUB);
 	return 0;
 }
 

@@ -166,8 +166,10 @@ static int load_site_code(struct dacce_model *model, struct image *im)
 		if (!region_of(im->proc, address, &end))
 			continue;
 		if (caller >= im->proc->graph->n_nodes) {
+			/* Code of no site: a walk stops there, but through the tail stub it goes on. */
+			if (caller == DACCE_CODE_TAIL_STUB)
+				im->tail_stub = address;
 			caller = DACCE_NONE;
-			im->tail_stub = address;
 		}
 		if (im->n_code == cap) {
 			struct site_code *code;

@@ -11,6 +11,7 @@
  * function pointer and one ends in a tail call.
  */
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +101,19 @@ NOINLINE void child_path(void)
 		spin_child();
 }
 
+/*
+ * A setjmp through an instrumented call: the runtime then announces a setjmp
+ * thunk, code of no call site, after the tail-call return stub; the
+ * validator must still tell the stub (tail_path's samples go through it).
+ */
+NOINLINE void mark_setjmp(void)
+{
+	jmp_buf env;
+
+	if (setjmp(env) == 0)
+		sink++;
+}
+
 int main(int argc, char **argv)
 {
 	handler_fn volatile fn = spin_indirect;
@@ -127,6 +141,7 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
+	mark_setjmp();
 	start_workers(&a, &b);
 	for (double end = now() + run_seconds; now() < end || (until_file && access(until_file, F_OK));) {
 		main_path();
