@@ -402,27 +402,40 @@ static int redirect_site(uintptr_t addr, uintptr_t dest)
 	return err ? err : dacce_patch_submit(&patch);
 }
 
-/* The instruction a borrowed site took its bytes from, moved into b (a RIP-relative operand adjusted). */
-static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
+/* One borrowed instruction from addr, moved into b (a RIP-relative operand adjusted). */
+static int emit_moved(struct x86_buf *b, const uint8_t *original, uint8_t len, int8_t rip_disp,
+		      uintptr_t addr)
 {
 	uintptr_t at = b->addr + b->len;
 	uint8_t bytes[16];
 	int32_t disp;
 	int64_t moved;
 
-	if (site->hopped)
-		return 0; /* P was not taken */
-	memcpy(bytes, site->prev_bytes, site->scan.prev_len);
-	if (site->scan.prev_rip_disp >= 0) {
-		memcpy(&disp, bytes + site->scan.prev_rip_disp, sizeof(disp));
-		moved = (int64_t)disp + (int64_t)(site->scan.prev - at);
+	memcpy(bytes, original, len);
+	if (rip_disp >= 0) {
+		memcpy(&disp, bytes + rip_disp, sizeof(disp));
+		moved = (int64_t)disp + (int64_t)(addr - at);
 		if (moved < INT32_MIN || moved > INT32_MAX)
 			return -ERANGE;
 		disp = (int32_t)moved;
-		memcpy(bytes + site->scan.prev_rip_disp, &disp, sizeof(disp));
+		memcpy(bytes + rip_disp, &disp, sizeof(disp));
 	}
-	x86_bytes(b, bytes, site->scan.prev_len);
+	x86_bytes(b, bytes, len);
 	return 0;
+}
+
+/* The instructions a borrowed site took its bytes from (P0 then P1, or P), moved into b. */
+static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
+{
+	const struct dacce_scan_site *s = &site->scan;
+	int err;
+
+	if (site->hopped)
+		return 0; /* P was not taken */
+	if (site->borrowed_two &&
+	    (err = emit_moved(b, site->prev2_bytes, s->prev2_len, s->prev2_rip_disp, s->prev2)))
+		return err;
+	return emit_moved(b, site->prev_bytes, s->prev_len, s->prev_rip_disp, s->prev);
 }
 
 /*
@@ -727,6 +740,133 @@ static int borrow(uint32_t index)
 	return dacce_patch_submit(&patch);
 }
 
+/*
+ * Two borrowed instructions, P0 and P1, when P1 and the site are too short
+ * together: a jump written at P0 covers P1's start (and the site's, when
+ * they are short too), and each start it covers must read as int3, so one
+ * or two rel32 bytes are 0xcc.  A layout of the jump (redundant prefixes)
+ * says which: *lo_byte and *hi_byte (the same when only one is fixed), or
+ * false when every layout fixes the top byte or puts a start on an opcode
+ * byte.  *prefixes says how many prefixes the layout has.
+ */
+static bool two_layout(const struct dacce_scan_site *s, unsigned *prefixes, int *lo_byte,
+		       int *hi_byte)
+{
+	for (unsigned p = 0; p <= 2; p++) {
+		unsigned len = 5 + p, o1 = s->prev2_len, o2 = s->prev2_len + s->prev_len;
+		int i1 = (int)o1 - (int)p - 1, i2 = (int)o2 - (int)p - 1;
+
+		if (len > o2 + s->len || o1 < p + 1 || o1 >= len)
+			continue; /* the jump runs past the site, or P1 starts on its opcode */
+		if (o2 >= len)
+			i2 = i1; /* the site starts after the jump: only P1's byte is fixed */
+		if (i1 > 2 || i2 > 2)
+			continue; /* the top byte: one window, often below the program */
+		*prefixes = p;
+		*lo_byte = i1;
+		*hi_byte = i2;
+		return true;
+	}
+	return false;
+}
+
+static bool can_borrow_two(const struct dacce_scan_site *s)
+{
+	unsigned p;
+	int lo, hi;
+
+	return (s->kind == DACCE_SITE_INDIRECT || s->kind == DACCE_SITE_TAIL_INDIRECT) &&
+	       s->len < 5 && s->prev && s->prev2 && s->prev2 + s->prev2_len == s->prev &&
+	       s->prev + s->prev_len == s->addr && s->prev_len + s->len < 5 && s->prev2_len < 5 &&
+	       two_layout(s, &p, &lo, &hi);
+}
+
+/*
+ * A landing for a jump whose next instruction is at next, with rel32 bytes
+ * lo_byte and hi_byte (lo_byte <= hi_byte <= 2) equal to 0xcc: in the windows
+ * of hi_byte, then the addresses there with lo_byte right too.
+ */
+static int landing_for_two(struct rt_site *site, uintptr_t next, int lo_byte, int hi_byte)
+{
+	uint8_t *write;
+	int err = -ENOSPC;
+
+	for (int k = 0; k < LANDING_TRIES && err; k++) {
+		uintptr_t lo, hi, at;
+
+		if (!landing_window(next, (unsigned)hi_byte, k, &lo, &hi))
+			continue;
+		if (hi > rt.exe->start && lo < rt.exe->end)
+			continue;
+		if (lo_byte == hi_byte) {
+			err = dacce_codecache_alloc_window(&rt.cache, lo, hi, LANDING_LEN,
+							   &site->landing, &write);
+			continue;
+		}
+		if (lo_byte == 1) {
+			/* hi_byte 2: the 256 addresses whose byte 1 is 0xcc too */
+			at = lo + 0xcc00;
+			err = dacce_codecache_alloc_window(&rt.cache, at, at + 256, LANDING_LEN,
+							   &site->landing, &write);
+			continue;
+		}
+		/* lo_byte 0: one address in each 256 */
+		at = lo + ((0xcc - (lo - next)) & 0xff);
+		for (int tries = 0; at < hi && tries < 16 && err; tries++, at += 256)
+			err = dacce_codecache_alloc_window(&rt.cache, at, at + 1, LANDING_LEN,
+							   &site->landing, &write);
+	}
+	return err ? err : emit_landing(site, (uint32_t)(site - rt.sites), write);
+}
+
+/*
+ * P0 becomes a jump to the landing over P0, P1 and perhaps the site's
+ * start; P1's start (and the site's) keep reading as int3.  P1's start goes
+ * into trapped_at first: a thread that ran P0 before the jump was written
+ * traps there and goes on in the dispatch code's copy of P1 (handle_trap).
+ */
+static int borrow_two(uint32_t index)
+{
+	static const uint8_t prefix[2] = { 0x2e, 0x48 }; /* CS, REX.W: both ignored by jmp */
+	struct rt_site *site = &rt.sites[index];
+	const struct dacce_scan_site *s = &site->scan;
+	unsigned p;
+	int lo_byte, hi_byte, err;
+	uint8_t jmp[7];
+	uintptr_t entry;
+	struct dacce_patch patch;
+
+	if (!two_layout(s, &p, &lo_byte, &hi_byte))
+		return -ENOSPC;
+	memcpy(site->prev2_bytes, (const void *)s->prev2, s->prev2_len);
+	memcpy(site->prev_bytes, (const void *)s->prev, s->prev_len);
+	site->borrowed = site->borrowed_two = true;
+	err = landing_for_two(site, s->prev2 + 5 + p, lo_byte, hi_byte);
+	if (!err)
+		err = build_dispatch(index, NULL, 0, &entry);
+	site = &rt.sites[index];
+	s = &site->scan;
+	if (!err) {
+		memcpy(jmp, prefix + 2 - p, p);
+		err = dacce_tramp_jmp_bytes(s->prev2 + p, site->landing, jmp + p);
+	}
+	if (err)
+		return err;
+	if (jmp[s->prev2_len] != 0xcc ||
+	    (s->prev2_len + s->prev_len < 5 + p && jmp[s->prev2_len + s->prev_len] != 0xcc))
+		return -EILSEQ; /* the layout is wrong: never patch then */
+	err = dacce_hashmap_put(&rt.trapped_at, s->prev, index);
+	if (err)
+		return err;
+	site->dispatch = entry;
+	set_landing(site, entry);
+	patch = (struct dacce_patch){
+		.addr = s->prev2, .bytes = jmp, .len = 5 + p,
+		.effect = DACCE_PATCH_JUMP, .target = site->landing,
+	};
+	return dacce_patch_submit(&patch);
+}
+
 #define HOP_LEN 5 /* jmp rel32 */
 
 /* len bytes of padding inside the function being decoded (scan.h), starting in [lo, hi]; or 0. */
@@ -874,10 +1014,16 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 			rt.sites[index].borrowed = false;
 			err = hop(index);
 		}
+		if ((err == -ENOSPC || err == -ERANGE) && can_borrow_two(s)) {
+			rt.sites[index].borrowed = rt.sites[index].hopped = false;
+			err = borrow_two(index);
+			if (err)
+				rt.sites[index].borrowed_two = false;
+		}
 		if (err == -ENOSPC || err == -ERANGE) {
 			/* No way to its code: the site just traps. */
 			rt.sites[index].dispatched = rt.sites[index].borrowed = false;
-			rt.sites[index].hopped = false;
+			rt.sites[index].hopped = rt.sites[index].borrowed_two = false;
 			err = 0;
 		}
 counted:
@@ -1337,6 +1483,13 @@ static int handle_trap(void *uc_void, uintptr_t at)
 	site = &rt.sites[index];
 	rt.n_traps++;
 	site->traps++;
+	if (site->borrowed_two && at == site->scan.prev) {
+		/* P1's start, inside the jump over P0: on in the dispatch code's copy of P1. */
+		pthread_setcancelstate(release_lock(), NULL);
+		errno = saved_errno;
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(site->dispatch + site->scan.prev2_len);
+		return 1;
+	}
 	/* The instruction as it was at the site (a dispatched site traps in its dispatch code). */
 	at = site->scan.addr;
 	err = dacce_emulate_branch(site->original, site->scan.len, at, &uc->uc_mcontext, &br);

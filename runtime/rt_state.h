@@ -58,6 +58,14 @@ struct rt_site {
 	 * is set too), but nothing of P is run.
 	 */
 	bool hopped;
+	/*
+	 * A borrowed site whose jump covers the two instructions before it,
+	 * P0 (prev2) and P1 (prev): P1's first byte is an int3 inside the jump
+	 * (punned, like the site's), and a thread meeting it goes on in the
+	 * dispatch code's copy of P1.  P0 is in prev2_bytes, P1 in prev_bytes.
+	 */
+	bool borrowed_two;
+	uint8_t prev2_bytes[16];
 	uint8_t prev_bytes[16];
 	uintptr_t landing, landing_slot;
 	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */

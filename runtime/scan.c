@@ -19,6 +19,9 @@ struct scan_state {
 	uintptr_t prev;		      /* the previous instruction, if it can be borrowed (else 0) */
 	uint8_t prev_len;
 	int8_t prev_rip_disp;
+	uintptr_t prev2;	      /* the one before it, likewise */
+	uint8_t prev2_len;
+	int8_t prev2_rip_disp;
 	bool in_dead_padding;	      /* nops or int3 right after an unconditional transfer */
 	uintptr_t *targets;	      /* direct branch targets inside the function */
 	size_t n_targets, cap_targets;
@@ -177,6 +180,8 @@ static int report_transfer(struct scan_state *s, const ZydisDecoderContext *ctx,
 	struct dacce_scan_site site = {
 		.addr = pc, .len = insn->length,
 		.prev = s->prev, .prev_len = s->prev_len, .prev_rip_disp = s->prev_rip_disp,
+		.prev2 = s->prev ? s->prev2 : 0, .prev2_len = s->prev2_len,
+		.prev2_rip_disp = s->prev2_rip_disp,
 	};
 
 	if (!is_transfer(insn))
@@ -391,6 +396,9 @@ int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, ui
 		err = report_transfer(&s, &ctx, &insn, pc, out);
 		if (err)
 			goto cleanup;
+		s.prev2 = s.prev;
+		s.prev2_len = s.prev_len;
+		s.prev2_rip_disp = s.prev_rip_disp;
 		s.prev = !s.in_dead_padding && can_borrow(&insn, &s.prev_rip_disp) ? pc : 0;
 		s.prev_len = insn.length;
 		pc += insn.length;

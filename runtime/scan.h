@@ -55,6 +55,10 @@ struct dacce_scan_site {
 	uintptr_t prev;
 	uint8_t prev_len;
 	int8_t prev_rip_disp;
+	/* The instruction before prev, when it can be borrowed too (same rules). */
+	uintptr_t prev2;
+	uint8_t prev2_len;
+	int8_t prev2_rip_disp;
 	/*
 	 * Unconditional jumps only: bytes of alignment padding (nops, int3)
 	 * just after the site that no direct branch of the function lands

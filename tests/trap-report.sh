@@ -52,5 +52,17 @@ else
 		fail "short sites with padding in their function: ${traps:-no count} traps for 4,000 calls"
 	fi
 fi
+borrowtwo=$1/programs/borrowtwo-O2
+if [ ! -x "$borrowtwo" ]; then
+	fail "no $borrowtwo (run-programs.sh builds it)"
+else
+	traps=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$borrowtwo" 2>&1 >/dev/null |
+		sed -n 's/.* \([0-9]*\) traps taken.*/\1/p')
+	if [ -n "$traps" ] && [ "$traps" -lt 100 ]; then
+		pass "short sites borrowing two instructions: $traps traps for 4,000 calls"
+	else
+		fail "short sites borrowing two instructions: ${traps:-no count} traps for 4,000 calls"
+	fi
+fi
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
