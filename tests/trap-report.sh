@@ -9,6 +9,7 @@
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
 set -u
+build=$1
 program=$1/programs/hops-O2
 lib=$(readlink -f "$2")
 passed=0
@@ -40,29 +41,23 @@ else
 		fail "a report without DACCE_LOG"
 	fi
 fi
-padsites=$1/programs/padsites-O2
-if [ ! -x "$padsites" ]; then
-	fail "no $padsites (run-programs.sh builds it)"
-else
-	traps=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$padsites" 2>&1 >/dev/null |
+# no_trap_per_call NAME WHAT: BUILD_DIR/programs/NAME-O2 makes 4,000 calls through short sites
+# that must not trap per call.
+no_trap_per_call() {
+	local program=$build/programs/$1-O2 traps
+	if [ ! -x "$program" ]; then
+		fail "no $program (run-programs.sh builds it)"
+		return
+	fi
+	traps=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null |
 		sed -n 's/.* \([0-9]*\) traps taken.*/\1/p')
 	if [ -n "$traps" ] && [ "$traps" -lt 100 ]; then
-		pass "short sites with padding in their function: $traps traps for 4,000 calls"
+		pass "$2: $traps traps for 4,000 calls"
 	else
-		fail "short sites with padding in their function: ${traps:-no count} traps for 4,000 calls"
+		fail "$2: ${traps:-no count} traps for 4,000 calls"
 	fi
-fi
-borrowtwo=$1/programs/borrowtwo-O2
-if [ ! -x "$borrowtwo" ]; then
-	fail "no $borrowtwo (run-programs.sh builds it)"
-else
-	traps=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$borrowtwo" 2>&1 >/dev/null |
-		sed -n 's/.* \([0-9]*\) traps taken.*/\1/p')
-	if [ -n "$traps" ] && [ "$traps" -lt 100 ]; then
-		pass "short sites borrowing two instructions: $traps traps for 4,000 calls"
-	else
-		fail "short sites borrowing two instructions: ${traps:-no count} traps for 4,000 calls"
-	fi
-fi
+}
+no_trap_per_call padsites "short sites with padding in their function"
+no_trap_per_call borrowtwo "short sites borrowing two instructions"
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
