@@ -187,7 +187,9 @@ fi
 # The workload calls setjmp, whose thunk is announced after the tail-call return stub: the walks
 # of tail_path's samples must still go through the stub (taken for other code, they ran off into
 # addresses of no module).
-if grep -q '^validate: samples' "$work/validate.err" && ! grep -q 'pc in no module' "$work/validate.err"; then
+# (A stray one, in the vDSO say, is no sign of it: the lost walks were a tenth of the samples.)
+lost=$(sed -n 's/^validate: unverifiable:.* \([0-9]*\) pc in no module.*/\1/p' "$work/validate.err")
+if [ -n "$vs" ] && [ $((${lost:-0} * 100)) -le "$vs" ]; then
 	pass "--validate: walks go through the tail-call return stub"
 else
 	fail "--validate: walks lost at the tail-call return stub: $(grep '^validate: unverifiable' "$work/validate.err")"
