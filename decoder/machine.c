@@ -147,29 +147,52 @@ int dacce_op_return(struct dacce_state *st, const struct dacce_dict *dict,
 	return 0;
 }
 
-int dacce_op_tail(struct dacce_state *st, const struct dacce_dict *dict,
-		  const struct dacce_graph *later, uint32_t edge, uint64_t frame)
+bool dacce_edge_costs_nothing(const struct dacce_edge_view *v)
 {
-	bool recorded = false;
+	return v->class == DACCE_EDGE_ENCODED && v->en == 0;
+}
+
+int dacce_op_keep_record(struct dacce_state *st, uint64_t frame)
+{
 	int err;
 
 	if (!st)
 		return -EINVAL;
-	if (st->tc_depth == 0 || st->tc[st->tc_depth - 1].frame != frame) {
-		err = grow((void **)&st->tc, &st->tc_cap, st->tc_depth + 1, sizeof(*st->tc));
-		if (err)
-			return err;
-		st->tc[st->tc_depth++] = (struct dacce_tc_entry){
-			.id = st->id,
-			.cc_depth = st->cc_depth,
-			.top_aux = st->cc_depth ? st->cc[st->cc_depth - 1].aux : 0,
-			.frame = frame,
-		};
-		recorded = true;
-	}
-	err = enter_edge(st, dict, later, edge);
-	if (err && recorded)
-		st->tc_depth--; /* no record for a tail call that did not happen */
+	if (st->tc_depth && st->tc[st->tc_depth - 1].frame == frame)
+		return 0;
+	err = grow((void **)&st->tc, &st->tc_cap, st->tc_depth + 1, sizeof(*st->tc));
+	if (err)
+		return err;
+	st->tc[st->tc_depth++] = (struct dacce_tc_entry){
+		.id = st->id,
+		.cc_depth = st->cc_depth,
+		.top_aux = st->cc_depth ? st->cc[st->cc_depth - 1].aux : 0,
+		.frame = frame,
+	};
+	return 0;
+}
+
+int dacce_op_tail(struct dacce_state *st, const struct dacce_dict *dict,
+		  const struct dacce_graph *later, uint32_t edge, uint64_t frame)
+{
+	struct dacce_edge_view v;
+	uint32_t depth;
+	int err;
+
+	err = edge_in_epoch(st, dict, later, edge, &v);
+	if (err)
+		return err;
+	if (dacce_site_kind_is_nested_root(v.kind))
+		return -EINVAL;
+	/* Nothing changes, so the frame's return has nothing to undo: no record. */
+	if (dacce_edge_costs_nothing(&v))
+		return 0;
+	depth = st->tc_depth;
+	err = dacce_op_keep_record(st, frame);
+	if (!err)
+		err = enter_edge(st, dict, later, edge);
+	if (err)
+		st->tc_depth = depth; /* no record for a tail call that did not happen */
 	return err;
 }
 

@@ -9,10 +9,11 @@
  *   call e, pushed     before: push <id, e> (or bump the top entry's count
  *                      when it is <id, e> and e compresses); id = maxID + 1
  *                      after:  id = top.id; drop one repeat (or pop)
- *   tail e             if the current frame holds no tail record yet, save
- *                      <id, depth, top count> for it; then "before" of e.
- *                      Nothing runs after: the frame's return restores the
- *                      record, then the caller's "after" runs.
+ *   tail e             if e costs nothing (encoded, En = 0): nothing at all.
+ *                      Else, if the current frame holds no tail record yet,
+ *                      save <id, depth, top count> for it; then "before" of
+ *                      e.  Nothing runs after: the frame's return restores
+ *                      the record (if it has one), then the caller's "after".
  *   nested root e      push <id, e, interrupted node>; id = maxID + 1;
  *                      leaving pops it (signal handlers, callbacks).
  *   thread root e      an empty state, then "before" of e.
@@ -20,6 +21,7 @@
 #ifndef DACCE_MACHINE_H
 #define DACCE_MACHINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dict.h"
@@ -76,6 +78,17 @@ int dacce_op_return(struct dacce_state *st, const struct dacce_dict *dict,
 		    const struct dacce_graph *later, uint32_t edge);
 int dacce_op_tail(struct dacce_state *st, const struct dacce_dict *dict,
 		  const struct dacce_graph *later, uint32_t edge, uint64_t frame);
+/*
+ * Whether a call or tail call through the edge leaves the state as it is
+ * (encoded with En = 0): such a tail call makes no record.
+ */
+bool dacce_edge_costs_nothing(const struct dacce_edge_view *v);
+/*
+ * Gives the current frame a tail record of the state now, unless its record
+ * is already on top.  Translation uses it for a frame that has one from an
+ * earlier epoch (its return goes through the record whatever the epoch).
+ */
+int dacce_op_keep_record(struct dacce_state *st, uint64_t frame);
 /* The frame identified by frame returns: restore its tail record if it has one. */
 int dacce_op_frame_exit(struct dacce_state *st, uint64_t frame);
 int dacce_op_thread_start(struct dacce_state *st, const struct dacce_dict *dict,

@@ -347,6 +347,9 @@ static int reencode_stopped(struct dacce_dict *next)
 				     (unsigned long long)next->epoch, (int)all.threads[i].thread->tid,
 				     (unsigned long)all.threads[i].thread->pc,
 				     why.message ? why.message : "no context");
+		/* A frame without the tail record it would need: not soon gone, unlike -EAGAIN's cases. */
+		if (err == -EAGAIN)
+			err = -EBUSY;
 	}
 	if (!err)
 		err = retire(prev); /* the one step that can fail after this is fatal */

@@ -104,6 +104,14 @@ static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_s
 	x86_store_rax_at_rcx(b);
 }
 
+static void jump_on(struct x86_buf *b, uintptr_t slot, uintptr_t target)
+{
+	if (slot)
+		x86_jmp_rip_slot(b, slot);
+	else
+		x86_jmp(b, target);
+}
+
 int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
 			       uintptr_t return_stub, uintptr_t target, uintptr_t *entry)
 {
@@ -113,6 +121,18 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	if (!x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
 		slot = x86_literal64(b, target);
 	*entry = b->addr + b->len;
+	if (op->kind == DACCE_RT_OP_NONE) {
+		/* Nothing to undo at the frame's return: no record (machine.h), just the jump. */
+		if (op->count) {
+			x86_lea_rsp(b, -RED_ZONE);
+			x86_pushfq(b);
+			dacce_emit_before(b, tpoff, op);
+			x86_popfq(b);
+			x86_lea_rsp(b, RED_ZONE);
+		}
+		jump_on(b, slot, target);
+		return b->overflow ? -ENOSPC : 0;
+	}
 	x86_lea_rsp(b, -RED_ZONE);
 	x86_pushfq(b);
 	x86_push_rax(b);
@@ -143,9 +163,6 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_pop_rax(b);
 	x86_popfq(b);
 	x86_lea_rsp(b, RED_ZONE);
-	if (slot)
-		x86_jmp_rip_slot(b, slot);
-	else
-		x86_jmp(b, target);
+	jump_on(b, slot, target);
 	return b->overflow ? -ENOSPC : 0;
 }

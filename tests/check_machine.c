@@ -123,6 +123,50 @@ START_TEST(test_tail_record_restores_a_bumped_repeat_count)
 }
 END_TEST
 
+/*
+ * A tail call through an edge that costs nothing (encoded, En = 0) makes no
+ * record: the frame's return has nothing to undo.  A later tail call out of
+ * the same frame that costs something records the frame's state then, which
+ * is the state the frame had before either.
+ */
+START_TEST(test_free_tail_call_makes_no_record)
+{
+	struct testgraph tg;
+	struct dacce_dict *dict;
+	struct dacce_state st, in_a;
+	uint32_t root, ma, ab_tail, bc_tail;
+
+	tg_init(&tg);
+	root = tg_root(&tg, "main");
+	ma = tg_call(&tg, "main", "A", 10);
+	ab_tail = tg_edge_at(&tg, tg_site(&tg, "A", DACCE_SITE_TAIL_DIRECT), "B", 10);
+	ck_assert_int_eq(dacce_encode(tg.graph, NULL, &dict), 0);
+	bc_tail = tg_edge_at(&tg, tg_site(&tg, "B", DACCE_SITE_TAIL_DIRECT), "C", 1); /* pushed */
+
+	dacce_state_init(&st, 0);
+	dacce_state_init(&in_a, 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, dict, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, dict, tg.graph, ma), 0);
+	ck_assert_int_eq(dacce_state_copy(&in_a, &st), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, dict, tg.graph, ab_tail, 1), 0);
+	ck_assert(states_equal(&st, &in_a));
+	ck_assert_int_eq(dacce_op_tail(&st, dict, tg.graph, bc_tail, 1), 0);
+	ck_assert_uint_eq(st.tc_depth, 1);
+	ck_assert_uint_eq(st.tc[0].id, in_a.id);
+	ck_assert_uint_eq(st.tc[0].cc_depth, in_a.cc_depth);
+	ck_assert_uint_eq(st.cc_depth, 1);
+	/* C returns through A's slot: A's state, then main's after the call. */
+	ck_assert_int_eq(dacce_op_frame_exit(&st, 1), 0);
+	ck_assert(states_equal(&st, &in_a));
+	ck_assert_int_eq(dacce_op_return(&st, dict, tg.graph, ma), 0);
+	ck_assert_uint_eq(st.id, 0);
+	dacce_state_fini(&st);
+	dacce_state_fini(&in_a);
+	dacce_dict_free(dict);
+	tg_fini(&tg);
+}
+END_TEST
+
 START_TEST(test_rewind_restores_a_mark)
 {
 	struct fixture f;
@@ -203,6 +247,7 @@ static Suite *machine_suite(void)
 
 	tcase_add_test(tc, test_tail_call_is_undone_by_the_frame_return);
 	tcase_add_test(tc, test_tail_record_restores_a_bumped_repeat_count);
+	tcase_add_test(tc, test_free_tail_call_makes_no_record);
 	tcase_add_test(tc, test_rewind_restores_a_mark);
 	tcase_add_test(tc, test_mismatched_operations_are_refused);
 	tcase_add_test(tc, test_repeat_count_saturates_into_a_new_entry);

@@ -133,16 +133,27 @@ START_TEST(test_tail_records_keep_their_frames)
 	ck_assert_uint_eq(st.cc_depth, 0); /* everything is encoded now */
 	assert_names(&tg, e1, &st, "D", "main A B C D");
 
-	/* D returns to B's caller frame: the state is exactly "in B" of epoch 1. */
+	/*
+	 * D returns to B's caller frame: the state is exactly "in B" of epoch 1,
+	 * where A -> B costs nothing, plus A's frame's record, which its return
+	 * still goes through.
+	 */
 	dacce_state_init(&expect, 1);
 	ck_assert_int_eq(dacce_op_thread_start(&expect, e1, tg.graph, root), 0);
 	ck_assert_int_eq(dacce_op_call(&expect, e1, tg.graph, ma), 0);
 	ck_assert_int_eq(dacce_op_tail(&expect, e1, tg.graph, ab_tail, 0x7ff0), 0);
+	ck_assert_uint_eq(expect.tc_depth, 0);
 	ck_assert_int_eq(dacce_op_frame_exit(&st, 0x7fe0), 0);
 	ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, bc), 0);
 	ck_assert_uint_eq(st.id, expect.id);
 	ck_assert_uint_eq(st.cc_depth, expect.cc_depth);
-	ck_assert_uint_eq(st.tc_depth, expect.tc_depth);
+	ck_assert_uint_eq(st.tc_depth, 1);
+	ck_assert_uint_eq(st.tc[0].frame, 0x7ff0);
+	ck_assert_int_eq(dacce_op_frame_exit(&st, 0x7ff0), 0);
+	ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, ma), 0);
+	ck_assert_uint_eq(st.id, 0);
+	ck_assert_uint_eq(st.cc_depth, 0);
+	ck_assert_uint_eq(st.tc_depth, 0);
 
 	dacce_state_fini(&expect);
 	dacce_state_fini(&st);
@@ -182,6 +193,113 @@ START_TEST(test_failed_translation_leaves_the_state_alone)
 }
 END_TEST
 
+/*
+ * A frame entered by a tail call that cost nothing holds no record; when the
+ * next epoch makes that tail call cost something, the frame would need one,
+ * and its return-address slot is not known: not now.
+ */
+START_TEST(test_frame_without_record_that_would_need_one_waits)
+{
+	struct testgraph tg;
+	struct dacce_dict *e0, *e1;
+	struct dacce_state st;
+	struct dacce_decode_error err = { 0 };
+	uint32_t root, ma, ab_tail;
+
+	tg_init(&tg);
+	root = tg_root(&tg, "main");
+	ma = tg_call(&tg, "main", "A", 10);
+	ab_tail = tg_edge_at(&tg, tg_site(&tg, "A", DACCE_SITE_TAIL_DIRECT), "B", 5);
+	e0 = encode_epoch(&tg, 0);
+	ck_assert_uint_eq(e0->edge_class[ab_tail], DACCE_EDGE_ENCODED);
+	ck_assert_uint_eq(e0->en[ab_tail], 0);
+
+	dacce_state_init(&st, 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, e0, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, ma), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, e0, tg.graph, ab_tail, 0x7ff0), 0);
+	ck_assert_uint_eq(st.tc_depth, 0);
+
+	/* A hotter way into B: A -> B gets En > 0. */
+	tg_call(&tg, "main", "C", 10);
+	tg_call(&tg, "C", "B", 1000);
+	e1 = encode_epoch(&tg, 1);
+	ck_assert_uint_eq(e1->edge_class[ab_tail], DACCE_EDGE_ENCODED);
+	ck_assert_uint_gt(e1->en[ab_tail], 0);
+	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "B"), &err), -EAGAIN);
+	ck_assert_ptr_nonnull(err.message);
+	ck_assert_uint_eq(st.epoch, 0);
+	ck_assert_uint_eq(st.tc_depth, 0);
+
+	dacce_state_fini(&st);
+	dacce_dict_free(e0);
+	dacce_dict_free(e1);
+	tg_fini(&tg);
+}
+END_TEST
+
+/*
+ * A record kept from an earlier epoch names no frame by itself: it is found
+ * by the state it saved.  Two frames of the path with the same saved state,
+ * either of which could hold it, make the translation wait; different states
+ * place it.
+ */
+static void run_kept_record(uint64_t bc_freq, int want)
+{
+	struct testgraph tg;
+	struct dacce_dict *e0, *e1, *e2;
+	struct dacce_state st;
+	uint32_t root, ma, ab_tail, bc, cd_tail;
+
+	tg_init(&tg);
+	root = tg_root(&tg, "main");
+	ma = tg_call(&tg, "main", "A", 10);
+	e0 = encode_epoch(&tg, 0);
+	/* Found after e0: pushed, so A's frame gets a record. */
+	ab_tail = tg_edge_at(&tg, tg_site(&tg, "A", DACCE_SITE_TAIL_DIRECT), "B", 5);
+	bc = tg_call(&tg, "B", "C", bc_freq);
+	cd_tail = tg_edge_at(&tg, tg_site(&tg, "C", DACCE_SITE_TAIL_DIRECT), "D", 5);
+	/* Another way into C, hotter than B -> C unless bc_freq is higher. */
+	tg_call(&tg, "main", "X", 10);
+	tg_call(&tg, "X", "C", 100);
+
+	dacce_state_init(&st, 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, e0, tg.graph, root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, ma), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, e0, tg.graph, ab_tail, 0x7ff0), 0);
+	ck_assert_uint_eq(st.tc_depth, 1);
+
+	/* In e1 A -> B costs nothing: the record stays, and C's tail call makes none. */
+	e1 = encode_epoch(&tg, 1);
+	ck_assert(dacce_edge_costs_nothing(&(struct dacce_edge_view){
+		.class = e1->edge_class[ab_tail], .en = e1->en[ab_tail] }));
+	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "B"), NULL), 0);
+	ck_assert_uint_eq(st.tc_depth, 1);
+	ck_assert_int_eq(dacce_op_call(&st, e1, tg.graph, bc), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, e1, tg.graph, cd_tail, 0x7fe0), 0);
+	ck_assert_uint_eq(st.tc_depth, 1);
+
+	e2 = encode_epoch(&tg, 2);
+	ck_assert_int_eq(dacce_translate(e1, e2, tg.graph, &st, tg_fn(&tg, "D"), NULL), want);
+	if (want == 0) {
+		ck_assert_uint_eq(st.tc_depth, 1);
+		ck_assert_uint_eq(st.tc[0].frame, 0x7ff0);
+		assert_names(&tg, e2, &st, "D", "main A B C D");
+	}
+	dacce_state_fini(&st);
+	dacce_dict_free(e0);
+	dacce_dict_free(e1);
+	dacce_dict_free(e2);
+	tg_fini(&tg);
+}
+
+START_TEST(test_kept_record_is_placed_by_its_state)
+{
+	run_kept_record(5, 0); /* B -> C costs something: the two frames differ */
+	run_kept_record(1000, -EAGAIN); /* B -> C costs nothing: either frame could hold it */
+}
+END_TEST
+
 static Suite *translate_suite(void)
 {
 	Suite *s = suite_create("translate");
@@ -190,6 +308,8 @@ static Suite *translate_suite(void)
 	tcase_add_test(tc, test_live_state_moves_to_the_next_epoch);
 	tcase_add_test(tc, test_tail_records_keep_their_frames);
 	tcase_add_test(tc, test_failed_translation_leaves_the_state_alone);
+	tcase_add_test(tc, test_frame_without_record_that_would_need_one_waits);
+	tcase_add_test(tc, test_kept_record_is_placed_by_its_state);
 	suite_add_tcase(s, tc);
 	return s;
 }

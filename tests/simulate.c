@@ -214,7 +214,7 @@ struct thread {
 };
 
 struct stats {
-	uint64_t programs, calls, reencodings, mismatches, checks;
+	uint64_t programs, calls, reencodings, put_off, mismatches, checks;
 	/* Coverage: proof that every mechanism was exercised. */
 	uint64_t tail_calls, nested_roots, threads, chain_checks, dispatch_hits;
 	uint64_t demoted_edges, back_edges, compressed_pushes, caught_programs;
@@ -463,26 +463,55 @@ static void encode_epoch(struct sim *s)
 	s->dicts[s->n_dicts++] = dict;
 }
 
+/*
+ * Translates every live thread into the new epoch, or none: a thread in a
+ * frame that would need a tail record it does not hold puts the epoch off
+ * (-EAGAIN), as the runtime does, and the new dictionary is dropped.
+ */
 static void reencode(struct sim *s)
 {
 	const struct dacce_dict *from = current_dict(s);
+	struct dacce_state *next = xcalloc(s->n_threads ? s->n_threads : 1, sizeof(*next));
+	int *result = xcalloc(s->n_threads ? s->n_threads : 1, sizeof(*result));
+	bool put_off = false;
 	int err;
 
 	encode_epoch(s);
-	s->stats->reencodings++;
-	for (uint32_t i = 0; i < s->n_threads; i++) {
+	for (uint32_t i = 0; i < s->n_threads && !put_off; i++) {
 		struct thread *t = &s->threads[i];
-		struct dacce_decode_error derr = { 0 };
 
+		dacce_state_init(&next[i], 0);
 		if (!t->alive)
 			continue;
-		err = dacce_translate(from, current_dict(s), s->graph, &t->st,
-				      t->l[t->n_l - 1].node, &derr);
-		if (err) {
-			mismatch(s, derr.message ? derr.message : "translate failed", err);
-			t->alive = false; /* its state is now meaningless */
-		}
+		err = dacce_state_copy(&next[i], &t->st);
+		if (err)
+			die_errno("copy state", err);
+		result[i] = dacce_translate(from, current_dict(s), s->graph, &next[i],
+					    t->l[t->n_l - 1].node, NULL);
+		put_off = result[i] == -EAGAIN;
 	}
+	if (put_off) {
+		dacce_dict_free((struct dacce_dict *)current_dict(s));
+		s->n_dicts--;
+		s->stats->put_off++;
+	} else {
+		s->stats->reencodings++;
+	}
+	for (uint32_t i = 0; i < s->n_threads; i++) {
+		struct thread *t = &s->threads[i];
+
+		if (!put_off && t->alive && result[i]) {
+			mismatch(s, "translate failed", result[i]);
+			t->alive = false; /* its state is now meaningless */
+		} else if (!put_off && t->alive) {
+			dacce_state_fini(&t->st);
+			t->st = next[i];
+			dacce_state_init(&next[i], 0);
+		}
+		dacce_state_fini(&next[i]);
+	}
+	free(next);
+	free(result);
 }
 
 /* ------------------------------------------------------------------ execution */
@@ -790,9 +819,10 @@ int main(int argc, char **argv)
 			rng_state = 1;
 		run_program(&s);
 	}
-	printf("simulate: programs=%llu calls=%llu reencodings=%llu mismatches=%llu%s\n",
+	printf("simulate: programs=%llu calls=%llu reencodings=%llu put-off=%llu mismatches=%llu%s\n",
 	       (unsigned long long)stats.programs, (unsigned long long)stats.calls,
-	       (unsigned long long)stats.reencodings, (unsigned long long)stats.mismatches,
+	       (unsigned long long)stats.reencodings, (unsigned long long)stats.put_off,
+	       (unsigned long long)stats.mismatches,
 	       s.mutate ? " (mutated encodings)" : "");
 	printf("simulate: coverage: tail=%llu nested=%llu threads=%llu chain-checks=%llu "
 	       "dispatch-hits=%llu demoted=%llu back=%llu compressed=%llu max-depth=%u "
