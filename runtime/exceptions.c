@@ -75,18 +75,23 @@ static pthread_once_t unwinder_once = PTHREAD_ONCE_INIT;
 
 static void find_unwinder(void)
 {
-	void *from = RTLD_DEFAULT;
+	void *from;
 
 	unwinder.raise = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_RaiseException");
 	unwinder.resume_or_rethrow = (raise_fn)dlsym(RTLD_NEXT, "_Unwind_Resume_or_Rethrow");
 	unwinder.resume = (resume_fn)dlsym(RTLD_NEXT, "_Unwind_Resume");
 	unwinder.gxx_personality = (personality_fn)dlsym(RTLD_NEXT, "__gxx_personality_v0");
 	unwinder.gcc_personality = (personality_fn)dlsym(RTLD_NEXT, "__gcc_personality_v0");
-	/* A C program calling backtrace() may not have it yet: glibc loads it the same way. */
-	if (!dlsym(RTLD_DEFAULT, "_Unwind_Backtrace")) {
+	/*
+	 * A C program calling backtrace() may not have it yet: glibc loads it the
+	 * same way.  Not RTLD_DEFAULT: that finds backtrace.c's _Unwind_Backtrace.
+	 */
+	if (!dlsym(RTLD_NEXT, "_Unwind_Backtrace")) {
 		from = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 		if (!from)
 			return;
+	} else {
+		from = RTLD_NEXT;
 	}
 	*(void **)&unwinder.walk.backtrace = dlsym(from, "_Unwind_Backtrace");
 	*(void **)&unwinder.walk.get_ip = dlsym(from, "_Unwind_GetIP");

@@ -304,6 +304,44 @@ static void take_padding(struct dacce_scan *out, const ZydisDecodedInstruction *
 	out->pads[out->n_pads++] = (struct dacce_scan_pad){ .start = pc, .len = insn->length };
 }
 
+/*
+ * Shell sort, not qsort: glibc's qsort may call malloc, and a scan can run
+ * in a thread that a trap interrupted inside malloc.
+ */
+static void sort_targets(struct scan_state *s)
+{
+	static const size_t gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
+
+	for (size_t g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
+		size_t gap = gaps[g];
+
+		for (size_t i = gap; i < s->n_targets; i++) {
+			uintptr_t v = s->targets[i];
+			size_t j = i;
+
+			for (; j >= gap && s->targets[j - gap] > v; j -= gap)
+				s->targets[j] = s->targets[j - gap];
+			s->targets[j] = v;
+		}
+	}
+}
+
+/* Whether a direct branch lands in [start, end): targets sorted. */
+static bool reached(const struct scan_state *s, uintptr_t start, uintptr_t end)
+{
+	size_t lo = 0, hi = s->n_targets;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->targets[mid] < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n_targets && in_range(s->targets[lo], start, end);
+}
+
 /* Runs too short for a jump, or that a direct branch lands in, are dropped. */
 static void keep_dead_runs(const struct scan_state *s, struct dacce_scan *out)
 {
@@ -311,11 +349,9 @@ static void keep_dead_runs(const struct scan_state *s, struct dacce_scan *out)
 
 	for (size_t i = 0; i < out->n_pads; i++) {
 		const struct dacce_scan_pad *run = &out->pads[i];
-		bool reached = s->out_of_memory;
 
-		for (size_t t = 0; t < s->n_targets && !reached; t++)
-			reached = in_range(s->targets[t], run->start, run->start + run->len);
-		if (!reached && run->len >= DACCE_SCAN_PATCH_LEN)
+		if (!s->out_of_memory && !reached(s, run->start, run->start + run->len) &&
+		    run->len >= DACCE_SCAN_PATCH_LEN)
 			out->pads[kept++] = *run;
 	}
 	out->n_pads = kept;
@@ -332,12 +368,10 @@ static void note_reached_sites(const struct scan_state *s, struct dacce_scan *ou
 		struct dacce_scan_site *site = &out->sites[i];
 		uintptr_t lo = site->addr + site->len, hi = lo + site->pad;
 
-		for (size_t t = 0; t < s->n_targets; t++) {
-			if (in_range(s->targets[t], lo, hi))
-				site->pad = 0;
-			if (s->targets[t] == site->addr)
-				site->flags |= DACCE_SCAN_TARGETED;
-		}
+		if (site->pad && reached(s, lo, hi))
+			site->pad = 0;
+		if (reached(s, site->addr, site->addr + 1))
+			site->flags |= DACCE_SCAN_TARGETED;
 		if (s->out_of_memory) /* targets unknown: no padding is sure to be dead */
 			site->pad = 0;
 	}
@@ -408,6 +442,7 @@ int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, ui
 			s.in_dead_padding = true;
 		}
 	}
+	sort_targets(&s);
 	note_reached_sites(&s, out);
 	keep_dead_runs(&s, out);
 	free(s.targets);
