@@ -1251,11 +1251,52 @@ static void set_edge_return(uint32_t edge, uintptr_t after)
  * an address the code must also be within rel32 reach of (an older
  * trampoline whose return point will jump to this one's), or 0.
  */
+/*
+ * The GOT slot a PLT entry jumps through (`[endbr64] [bnd] jmp *slot(%rip)`,
+ * the first instruction of .plt, .plt.sec and .plt.got entries), or 0.
+ */
+static uintptr_t plt_entry_slot(uintptr_t entry)
+{
+	const uint8_t *p = (const uint8_t *)entry;
+	int32_t disp;
+
+	if (!dacce_funcs_in_plt(&rt.exe_funcs, entry))
+		return 0;
+	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		p += 4;
+	if (p[0] == 0xf2)
+		p++;
+	if (p[0] != 0xff || p[1] != 0x25)
+		return 0;
+	memcpy(&disp, p + 2, sizeof(disp));
+	return (uintptr_t)(p + 6) + (intptr_t)disp;
+}
+
+/*
+ * The slot a call site's code calls through, or 0 (call the target): the
+ * site's own `call *slot(%rip)`, or for a call to a PLT entry the entry's GOT
+ * slot, which is all the entry does (one jump less per call into a library;
+ * lazy binding and IFUNC work as through the entry).
+ */
+static uintptr_t call_slot(const struct rt_site *site, uintptr_t target, uintptr_t code)
+{
+	uintptr_t slot = 0;
+
+	if (site->trapped)
+		return 0;
+	if (site->scan.len == 6)
+		return site->scan.slot;
+	if (site->scan.kind == DACCE_SITE_PLT && site->scan.len == 5)
+		slot = plt_entry_slot(target);
+	return slot && x86_rel32_reaches(code + DACCE_TRAMP_CALL_MAX, slot) &&
+		       x86_rel32_reaches(code, slot) ? slot : 0;
+}
+
 static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target, uintptr_t near,
 			    uintptr_t *entry, uintptr_t *after, struct dacce_rt_op *built)
 {
 	const struct rt_site *site = &rt.sites[site_index];
-	uintptr_t lo = site->scan.addr, hi = site->scan.addr + 16, start;
+	uintptr_t lo = site->scan.addr, hi = site->scan.addr + 16, start, slot;
 	struct dacce_rt_op op;
 	struct x86_buf b;
 	uint8_t *write;
@@ -1277,11 +1318,11 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 	*after = 0;
 	if (tail) {
 		err = dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, entry);
-	} else if (!site->trapped && site->scan.len == 6) {
-		/* call *slot(%rip): keep calling through the slot (lazy binding, IFUNC). */
+	} else if ((slot = call_slot(site, target, start))) {
+		/* Keep calling through the slot (lazy binding, IFUNC). */
 		*entry = start;
 		dacce_emit_before(&b, rt.tpoff, &op);
-		x86_call_rip_slot(&b, site->scan.slot);
+		x86_call_rip_slot(&b, slot);
 		*after = b.addr + b.len;
 		dacce_emit_after(&b, rt.tpoff, &op);
 		x86_jmp(&b, site->scan.addr + site->scan.len);
