@@ -6,8 +6,8 @@
  * function, each after a 1-byte instruction, written in assembly so that
  * the compiler cannot choose other encodings; each function is followed by
  * nop padding (.p2align).  Called with several targets, from two threads,
- * across re-encodings.  Then a tail jump through a table of 40 functions
- * (`jmp *table(,%rdi,8)` at -O2): past its 16 compared targets, jump
+ * across re-encodings.  Then a tail jump through a table of 100 functions
+ * (`jmp *table(,%rdi,8)` at -O2): past its 64 compared targets, jump
  * dispatch looks the target up in a table.
  */
 #include <pthread.h>
@@ -95,7 +95,7 @@ NOINLINE static void leaf_two(void)
 	add(2);
 }
 
-/* Forty targets of one tail jump; a few of them probe. */
+/* A hundred targets of one tail jump; a few of them probe. */
 #define TARGET(n)                                 \
 	NOINLINE static void target_##n(int i)    \
 	{                                         \
@@ -106,12 +106,13 @@ NOINLINE static void leaf_two(void)
 #define TEN(d) TARGET(d##0) TARGET(d##1) TARGET(d##2) TARGET(d##3) TARGET(d##4) \
 	TARGET(d##5) TARGET(d##6) TARGET(d##7) TARGET(d##8) TARGET(d##9)
 TARGET(0) TARGET(1) TARGET(2) TARGET(3) TARGET(4) TARGET(5) TARGET(6) TARGET(7) TARGET(8)
-TARGET(9) TEN(1) TEN(2) TEN(3)
+TARGET(9) TEN(1) TEN(2) TEN(3) TEN(4) TEN(5) TEN(6) TEN(7) TEN(8) TEN(9)
 #define REF(n) target_##n,
 #define REFS(d) REF(d##0) REF(d##1) REF(d##2) REF(d##3) REF(d##4) REF(d##5) REF(d##6) \
 	REF(d##7) REF(d##8) REF(d##9)
-static void (*const table[40])(int) = { REF(0) REF(1) REF(2) REF(3) REF(4) REF(5) REF(6) REF(7)
-					 REF(8) REF(9) REFS(1) REFS(2) REFS(3) };
+static void (*const table[100])(int) = { REF(0) REF(1) REF(2) REF(3) REF(4) REF(5) REF(6) REF(7)
+					  REF(8) REF(9) REFS(1) REFS(2) REFS(3) REFS(4) REFS(5)
+					  REFS(6) REFS(7) REFS(8) REFS(9) };
 
 NOINLINE static void through_table(int i)
 {
@@ -124,8 +125,8 @@ NOINLINE static void rounds(int count)
 		hop_call(r % 2 ? leaf_one : leaf_two);
 		hop_tail(r % 3 ? leaf_one : leaf_two);
 		hop_direct();
-		for (int i = 0; i < 40; i++)
-			through_table((i * 7 + r) % 40);
+		for (int i = 0; i < 100; i++)
+			through_table((i * 7 + r) % 100);
 	}
 }
 
