@@ -103,30 +103,43 @@ START_TEST(test_live_state_moves_to_the_next_epoch)
 }
 END_TEST
 
+/* main -> A, then after epoch 0: A -tail-> B, B -> C, C -tail-> D (C's jump of cd_kind). */
+struct tail_chain {
+	struct dacce_dict *e0;
+	uint32_t root, ma, ab_tail, bc, cd_tail;
+};
+
+static void tail_chain_init(struct testgraph *tg, struct tail_chain *c, uint64_t bc_freq,
+			    enum dacce_site_kind cd_kind)
+{
+	tg_init(tg);
+	c->root = tg_root(tg, "main");
+	c->ma = tg_call(tg, "main", "A", 10);
+	c->e0 = encode_epoch(tg, 0);
+	/* Found after e0: pushed, so A's frame gets a record. */
+	c->ab_tail = tg_edge_at(tg, tg_site(tg, "A", DACCE_SITE_TAIL_DIRECT), "B", 5);
+	c->bc = tg_call(tg, "B", "C", bc_freq);
+	c->cd_tail = tg_edge_at(tg, tg_site(tg, "C", cd_kind), "D", 5);
+}
+
 START_TEST(test_tail_records_keep_their_frames)
 {
 	struct testgraph tg;
-	struct dacce_dict *e0, *e1;
+	struct tail_chain c;
+	struct dacce_dict *e1;
 	struct dacce_state st, expect;
-	uint32_t root, ma, ab_tail, bc, cd_tail;
 
-	tg_init(&tg);
-	root = tg_root(&tg, "main");
-	ma = tg_call(&tg, "main", "A", 10);
-	e0 = encode_epoch(&tg, 0);
-	ab_tail = tg_edge_at(&tg, tg_site(&tg, "A", DACCE_SITE_TAIL_DIRECT), "B", 5);
-	bc = tg_call(&tg, "B", "C", 5);
-	cd_tail = tg_edge_at(&tg, tg_site(&tg, "C", DACCE_SITE_TAIL_INDIRECT), "D", 5);
+	tail_chain_init(&tg, &c, 5, DACCE_SITE_TAIL_INDIRECT);
 
 	dacce_state_init(&st, 0);
-	ck_assert_int_eq(dacce_op_thread_start(&st, e0, tg.graph, root), 0);
-	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, ma), 0);
-	ck_assert_int_eq(dacce_op_tail(&st, e0, tg.graph, ab_tail, 0x7ff0), 0);
-	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, bc), 0);
-	ck_assert_int_eq(dacce_op_tail(&st, e0, tg.graph, cd_tail, 0x7fe0), 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, c.e0, tg.graph, c.root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, c.e0, tg.graph, c.ma), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, c.e0, tg.graph, c.ab_tail, 0x7ff0), 0);
+	ck_assert_int_eq(dacce_op_call(&st, c.e0, tg.graph, c.bc), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, c.e0, tg.graph, c.cd_tail, 0x7fe0), 0);
 
 	e1 = encode_epoch(&tg, 1);
-	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "D"), NULL), 0);
+	ck_assert_int_eq(dacce_translate(c.e0, e1, tg.graph, &st, tg_fn(&tg, "D"), NULL), 0);
 	ck_assert_uint_eq(st.tc_depth, 2);
 	ck_assert_uint_eq(st.tc[0].frame, 0x7ff0);
 	ck_assert_uint_eq(st.tc[1].frame, 0x7fe0);
@@ -139,25 +152,25 @@ START_TEST(test_tail_records_keep_their_frames)
 	 * still goes through.
 	 */
 	dacce_state_init(&expect, 1);
-	ck_assert_int_eq(dacce_op_thread_start(&expect, e1, tg.graph, root), 0);
-	ck_assert_int_eq(dacce_op_call(&expect, e1, tg.graph, ma), 0);
-	ck_assert_int_eq(dacce_op_tail(&expect, e1, tg.graph, ab_tail, 0x7ff0), 0);
+	ck_assert_int_eq(dacce_op_thread_start(&expect, e1, tg.graph, c.root), 0);
+	ck_assert_int_eq(dacce_op_call(&expect, e1, tg.graph, c.ma), 0);
+	ck_assert_int_eq(dacce_op_tail(&expect, e1, tg.graph, c.ab_tail, 0x7ff0), 0);
 	ck_assert_uint_eq(expect.tc_depth, 0);
 	ck_assert_int_eq(dacce_op_frame_exit(&st, 0x7fe0), 0);
-	ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, bc), 0);
+	ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, c.bc), 0);
 	ck_assert_uint_eq(st.id, expect.id);
 	ck_assert_uint_eq(st.cc_depth, expect.cc_depth);
 	ck_assert_uint_eq(st.tc_depth, 1);
 	ck_assert_uint_eq(st.tc[0].frame, 0x7ff0);
 	ck_assert_int_eq(dacce_op_frame_exit(&st, 0x7ff0), 0);
-	ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, ma), 0);
+	ck_assert_int_eq(dacce_op_return(&st, e1, tg.graph, c.ma), 0);
 	ck_assert_uint_eq(st.id, 0);
 	ck_assert_uint_eq(st.cc_depth, 0);
 	ck_assert_uint_eq(st.tc_depth, 0);
 
 	dacce_state_fini(&expect);
 	dacce_state_fini(&st);
-	dacce_dict_free(e0);
+	dacce_dict_free(c.e0);
 	dacce_dict_free(e1);
 	tg_fini(&tg);
 }
@@ -247,36 +260,29 @@ END_TEST
 static void run_kept_record(uint64_t bc_freq, int want)
 {
 	struct testgraph tg;
-	struct dacce_dict *e0, *e1, *e2;
+	struct tail_chain c;
+	struct dacce_dict *e1, *e2;
 	struct dacce_state st;
-	uint32_t root, ma, ab_tail, bc, cd_tail;
 
-	tg_init(&tg);
-	root = tg_root(&tg, "main");
-	ma = tg_call(&tg, "main", "A", 10);
-	e0 = encode_epoch(&tg, 0);
-	/* Found after e0: pushed, so A's frame gets a record. */
-	ab_tail = tg_edge_at(&tg, tg_site(&tg, "A", DACCE_SITE_TAIL_DIRECT), "B", 5);
-	bc = tg_call(&tg, "B", "C", bc_freq);
-	cd_tail = tg_edge_at(&tg, tg_site(&tg, "C", DACCE_SITE_TAIL_DIRECT), "D", 5);
+	tail_chain_init(&tg, &c, bc_freq, DACCE_SITE_TAIL_DIRECT);
 	/* Another way into C, hotter than B -> C unless bc_freq is higher. */
 	tg_call(&tg, "main", "X", 10);
 	tg_call(&tg, "X", "C", 100);
 
 	dacce_state_init(&st, 0);
-	ck_assert_int_eq(dacce_op_thread_start(&st, e0, tg.graph, root), 0);
-	ck_assert_int_eq(dacce_op_call(&st, e0, tg.graph, ma), 0);
-	ck_assert_int_eq(dacce_op_tail(&st, e0, tg.graph, ab_tail, 0x7ff0), 0);
+	ck_assert_int_eq(dacce_op_thread_start(&st, c.e0, tg.graph, c.root), 0);
+	ck_assert_int_eq(dacce_op_call(&st, c.e0, tg.graph, c.ma), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, c.e0, tg.graph, c.ab_tail, 0x7ff0), 0);
 	ck_assert_uint_eq(st.tc_depth, 1);
 
 	/* In e1 A -> B costs nothing: the record stays, and C's tail call makes none. */
 	e1 = encode_epoch(&tg, 1);
 	ck_assert(dacce_edge_costs_nothing(&(struct dacce_edge_view){
-		.class = e1->edge_class[ab_tail], .en = e1->en[ab_tail] }));
-	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "B"), NULL), 0);
+		.class = e1->edge_class[c.ab_tail], .en = e1->en[c.ab_tail] }));
+	ck_assert_int_eq(dacce_translate(c.e0, e1, tg.graph, &st, tg_fn(&tg, "B"), NULL), 0);
 	ck_assert_uint_eq(st.tc_depth, 1);
-	ck_assert_int_eq(dacce_op_call(&st, e1, tg.graph, bc), 0);
-	ck_assert_int_eq(dacce_op_tail(&st, e1, tg.graph, cd_tail, 0x7fe0), 0);
+	ck_assert_int_eq(dacce_op_call(&st, e1, tg.graph, c.bc), 0);
+	ck_assert_int_eq(dacce_op_tail(&st, e1, tg.graph, c.cd_tail, 0x7fe0), 0);
 	ck_assert_uint_eq(st.tc_depth, 1);
 
 	e2 = encode_epoch(&tg, 2);
@@ -287,7 +293,7 @@ static void run_kept_record(uint64_t bc_freq, int want)
 		assert_names(&tg, e2, &st, "D", "main A B C D");
 	}
 	dacce_state_fini(&st);
-	dacce_dict_free(e0);
+	dacce_dict_free(c.e0);
 	dacce_dict_free(e1);
 	dacce_dict_free(e2);
 	tg_fini(&tg);
