@@ -1301,23 +1301,26 @@ static uintptr_t plt_entry_slot(uintptr_t entry)
 }
 
 /*
- * The slot a call site's code calls through, or 0 (call the target): the
- * site's own `call *slot(%rip)`, or for a call to a PLT entry the entry's GOT
- * slot, which is all the entry does (one jump less per call into a library;
- * lazy binding and IFUNC work as through the entry).
+ * The slot a site's code calls or jumps through, or 0 (to the target): a
+ * call's own `call *slot(%rip)`, or for a call or tail jump to a PLT entry the
+ * entry's GOT slot, which is all the entry does (one jump less per call into
+ * a library; lazy binding and IFUNC work as through the entry).
  */
-static uintptr_t call_slot(const struct rt_site *site, uintptr_t target, uintptr_t code)
+static uintptr_t through_slot(const struct rt_site *site, uintptr_t target, uintptr_t code,
+			      size_t max)
 {
+	bool tail = dacce_site_kind_is_tail(site->scan.kind);
 	uintptr_t slot = 0;
 
-	if (site->trapped)
+	if (!tail && site->trapped)
 		return 0;
-	if (site->scan.len == 6)
+	if (!tail && site->scan.len == 6)
 		return site->scan.slot;
-	if (site->scan.kind == DACCE_SITE_PLT && site->scan.len == 5)
+	if ((site->scan.kind == DACCE_SITE_PLT && site->scan.len == 5) ||
+	    site->scan.kind == DACCE_SITE_TAIL_DIRECT)
 		slot = plt_entry_slot(target);
-	return slot && x86_rel32_reaches(code + DACCE_TRAMP_CALL_MAX, slot) &&
-		       x86_rel32_reaches(code, slot) ? slot : 0;
+	return slot && x86_rel32_reaches(code + max, slot) && x86_rel32_reaches(code, slot) ? slot
+											      : 0;
 }
 
 static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target, uintptr_t near,
@@ -1344,9 +1347,10 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 	x86_init(&b, write, max, start);
 	rt.n_trampolines++;
 	*after = 0;
+	slot = through_slot(site, target, start, max);
 	if (tail) {
-		err = dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, entry);
-	} else if ((slot = call_slot(site, target, start))) {
+		err = dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, slot, entry);
+	} else if (slot) {
 		/* Keep calling through the slot (lazy binding, IFUNC). */
 		*entry = start;
 		dacce_emit_before(&b, rt.tpoff, &op);

@@ -113,12 +113,13 @@ static void jump_on(struct x86_buf *b, uintptr_t slot, uintptr_t target)
 }
 
 int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
-			       uintptr_t return_stub, uintptr_t target, uintptr_t *entry)
+			       uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
+			       uintptr_t *entry)
 {
 	x86_label empty, other_frame, stale, have_record;
-	uintptr_t slot = 0;
+	uintptr_t slot = target_slot;
 
-	if (!x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
+	if (!slot && !x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
 		slot = x86_literal64(b, target);
 	*entry = b->addr + b->len;
 	if (op->kind == DACCE_RT_OP_NONE) {

@@ -30,10 +30,12 @@ uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff);
 
 /*
  * A tail site's trampoline: record the frame if needed, before(op), jmp
- * target (through a literal placed before the code when out of rel32 reach).
- * Sets *entry.  Returns 0 or -ENOSPC.
+ * target: through target_slot when not 0 (a GOT slot holding it, in rel32
+ * reach), else directly or through a literal placed before the code when out
+ * of rel32 reach.  Sets *entry.  Returns 0 or -ENOSPC.
  */
 int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
-			       uintptr_t return_stub, uintptr_t target, uintptr_t *entry);
+			       uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
+			       uintptr_t *entry);
 
 #endif

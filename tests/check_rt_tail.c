@@ -127,10 +127,10 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 	ck_assert_uint_eq(dacce_tail_emit_return_stub(&b, dacce_tls_tpoff()), stub);
 	emit_into_cache(f, DACCE_TAIL_TRAMP_MAX, near, &b);
 	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_a, stub,
-						    (uintptr_t)tail_b, &tramp_a), 0);
+						    (uintptr_t)tail_b, 0, &tramp_a), 0);
 	emit_into_cache(f, DACCE_TAIL_TRAMP_MAX, near, &b);
 	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_b, stub,
-						    (uintptr_t)&tail_probe, &tramp_b), 0);
+						    (uintptr_t)&tail_probe, 0, &tramp_b), 0);
 	patch_jump((uintptr_t)tail_a, tramp_a);
 	patch_jump((uintptr_t)tail_b, tramp_b);
 	tls->cc_base = tls->cc_top = f->cc;
