@@ -103,10 +103,11 @@ static int start_replay(const struct dacce_dict *dict, const struct dacce_graph 
 }
 
 /*
- * Replays path under dict.  A run that holds a record (or needs one) gets it
- * at its first tail call, with the frame identity frame_of[run]; NULL
- * frame_of: runs are numbered, and only runs that cost something get one.
- * saved, if not NULL, receives each run's state at its first tail call.
+ * Replays path under dict into *out (NULL: only walked).  With frame_of, a
+ * run that holds an old record keeps it at its first tail call, with the
+ * frame identity frame_of[run], and runs that cost something get one.
+ * Without (the old epoch's replay): runs are numbered, and each run's saved
+ * state at its first tail call is filled in.
  */
 static int replay(const struct dacce_dict *dict, const struct dacce_graph *later,
 		  const struct dacce_path *path, struct tail_run *runs, size_t n_runs,
@@ -139,7 +140,7 @@ static int replay(const struct dacce_dict *dict, const struct dacce_graph *later
 		if (!err)
 			err = apply_edge(&st, dict, later, path, i, frame);
 	}
-	if (err) {
+	if (err || !out) {
 		dacce_state_fini(&st);
 		return err;
 	}
@@ -218,7 +219,7 @@ int dacce_translate(const struct dacce_dict *from, const struct dacce_dict *to,
 {
 	struct dacce_snapshot snap;
 	struct dacce_path path;
-	struct dacce_state old_replay, next;
+	struct dacce_state next;
 	struct tail_run *runs = NULL;
 	uint64_t *frame_of = NULL;
 	size_t n_runs = 0;
@@ -227,7 +228,6 @@ int dacce_translate(const struct dacce_dict *from, const struct dacce_dict *to,
 	if (!from || !to || !st || st->epoch != from->epoch)
 		return -EINVAL;
 	dacce_path_init(&path);
-	dacce_state_init(&old_replay, from->epoch);
 	dacce_state_init(&next, to->epoch);
 	snap = dacce_snapshot_of(st, node);
 	ret = dacce_decode_append(from, later, &snap, &path, err);
@@ -236,7 +236,7 @@ int dacce_translate(const struct dacce_dict *from, const struct dacce_dict *to,
 	if (!ret)
 		ret = find_runs(from, to, later, &path, &runs, &n_runs);
 	if (!ret)
-		ret = replay(from, later, &path, runs, n_runs, NULL, &old_replay);
+		ret = replay(from, later, &path, runs, n_runs, NULL, NULL);
 	if (!ret)
 		ret = place_records(st, runs, n_runs);
 	if (!ret)
@@ -256,7 +256,6 @@ int dacce_translate(const struct dacce_dict *from, const struct dacce_dict *to,
 cleanup:
 	free(frame_of);
 	free(runs);
-	dacce_state_fini(&old_replay);
 	dacce_state_fini(&next);
 	dacce_path_fini(&path);
 	return ret;

@@ -57,7 +57,6 @@
 
 #define STUB_LEN 48
 #define SETJMP_THUNK_LEN 64
-/* Dispatch code compares a site's target with at most this many known ones. */
 /*
  * Targets dispatch code compares before the site's table: a chain of compares
  * beats the table's lookup up to about this many (perl's op dispatch, some
