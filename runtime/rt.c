@@ -2336,6 +2336,12 @@ int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_sign
 	save->cc_slot = *tls->cc_top;
 	memcpy(save->tc_slot, tls->tc_top, sizeof(save->tc_slot));
 	/*
+	 * A longjmp the handler interrupted (siglongjmp delivers pending signals
+	 * when it restores the mask) is still under way when the handler returns,
+	 * whatever jumps the handler makes and lands itself.
+	 */
+	save->jump_sp = tls->jump_sp;
+	/*
 	 * Half way through generated code, or on its entry: an epoch would not
 	 * move this pc to the new code as it moves a parked thread's, and the
 	 * old code would carry out the old operations (a push the new return
@@ -2368,6 +2374,7 @@ void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save
 		*tls->cc_top = save->cc_slot;
 		memcpy(tls->tc_top, save->tc_slot, sizeof(save->tc_slot));
 	}
+	tls->jump_sp = save->jump_sp;
 	dacce_runtime_leave();
 }
 

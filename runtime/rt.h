@@ -71,6 +71,7 @@ struct dacce_rt_signal_save {
 	struct dacce_cc_entry cc_slot;
 	uint8_t tc_slot[40];
 	bool over_code; /* it interrupted generated code half way (threads.h) */
+	uint64_t jump_sp; /* a longjmp under way in the interrupted code (tls.h) */
 };
 
 int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_signal_save *save);
