@@ -11,6 +11,13 @@ shift 4
 
 passed=0
 failed=0
+
+# Everything printed also goes to a log, so the closing lines can repeat what failed:
+# CI shows only the end of a long output.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+exec 3>&1 4>&2 > >(tee "$log") 2>&1
+tee_pid=$!
 for suite in "$@"; do
 	echo "== $suite"
 	out=$("$suite" 2>&1)
@@ -19,7 +26,7 @@ for suite in "$@"; do
 	# Check's summary: "100%: Checks: 6, Failures: 0, Errors: 0"
 	summary=$(printf '%s\n' "$out" | sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' | tail -n 1)
 	if [ -z "$summary" ]; then
-		echo "check: $suite printed no summary"
+		echo "FAIL: $suite printed no summary (status $status)"
 		failed=$((failed + 1))
 		continue
 	fi
@@ -28,17 +35,24 @@ for suite in "$@"; do
 	failed=$((failed + failures + errors))
 	if [ "$status" -ne 0 ] && [ "$failures" -eq 0 ] && [ "$errors" -eq 0 ]; then
 		failed=$((failed + 1))
+		echo "FAIL: $suite exited with status $status"
 	fi
 done
 
 echo "== simulator"
 # shellcheck disable=SC2086
-if "$simulate" $sim_args; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+if "$simulate" $sim_args; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+	echo "FAIL: simulator $sim_args"
+fi
 echo "== simulator mutation check (a wrong encoding must be caught)"
 if "$simulate" --programs 50 --seed 7 --mutate --expect-mismatch; then
 	passed=$((passed + 1))
 else
 	failed=$((failed + 1))
+	echo "FAIL: simulator mutation check"
 fi
 
 # Runs a runner that ends with "LABEL: N passed, M failed" and adds its counts.
@@ -77,8 +91,16 @@ if [ "$libdacce" != "-" ]; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
+		echo "FAIL: pprof output"
 	fi
 fi
 
+exec 1>&3 2>&4 3>&- 4>&-
+wait "$tee_pid"
+if [ "$failed" -ne 0 ] || grep -q '^RETRY' "$log"; then
+	echo "== what failed or was retried"
+	# Check's failure lines look like "check_x.c:12:F:suite:test:0: message".
+	grep -E '^(FAIL|RETRY)|:[FE]:[^:]*:[^:]*:|printed no summary|: no summary$' "$log" | head -n 40
+fi
 echo "check: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
