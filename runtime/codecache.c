@@ -411,6 +411,19 @@ int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uint
 		       : -ENOSPC;
 }
 
+void dacce_codecache_trim(struct dacce_codecache *cache, uintptr_t exec, size_t len, size_t used)
+{
+	struct dacce_code_region *r;
+
+	if (!cache || cache->last >= cache->n || used >= len)
+		return;
+	/* The piece was carved from the last region used, or from the region just added. */
+	r = &cache->regions[cache->last];
+	if (r->window_page || exec < r->exec || exec - r->exec + len != r->used)
+		return;
+	r->used = exec - r->exec + used;
+}
+
 /* ------------------------------------------------------------ window pages */
 
 static bool granules_free(const struct dacce_code_region *r, size_t g0, size_t g1, bool take)

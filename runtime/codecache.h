@@ -57,6 +57,15 @@ int dacce_codecache_alloc(struct dacce_codecache *cache, uintptr_t near_lo, uint
 			  size_t len, size_t align, uintptr_t *exec, uint8_t **write);
 
 /*
+ * Gives back the end of a piece just carved by dacce_codecache_alloc that
+ * the code written into it did not need (code is emitted into room for its
+ * longest form): [exec + used, exec + len) is carved again by the next
+ * allocation, still int3.  Only the region's last piece can shrink; anything
+ * else is left as it is.
+ */
+void dacce_codecache_trim(struct dacce_codecache *cache, uintptr_t exec, size_t len, size_t used);
+
+/*
  * Reserves len bytes (at most 64) starting exactly somewhere in [lo, hi), at
  * any alignment: the landing of a jump whose rel32 must contain a given byte
  * (runtime/rt.c, borrowed sites).  Comes from small pages of its own.

@@ -99,16 +99,9 @@ void *dacce_alloc(size_t size)
 	return p;
 }
 
-void *dacce_alloc_zeroed(size_t count, size_t size)
+static struct header *header_of(void *p)
 {
-	void *p;
-
-	if (size && count > SIZE_MAX / size)
-		return NULL;
-	p = dacce_alloc(count * size);
-	if (p)
-		memset(p, 0, count * size);
-	return p;
+	return (struct header *)((uint8_t *)p - HEADER);
 }
 
 static size_t usable(const struct header *h)
@@ -118,13 +111,26 @@ static size_t usable(const struct header *h)
 	return ((size_t)1 << (MIN_SHIFT + h->class_or_large)) - HEADER;
 }
 
+void *dacce_alloc_zeroed(size_t count, size_t size)
+{
+	void *p;
+
+	if (size && count > SIZE_MAX / size)
+		return NULL;
+	p = dacce_alloc(count * size);
+	/* A large block is a mapping of its own: its pages are zero, and clearing them would touch them all. */
+	if (p && header_of(p)->class_or_large != LARGE)
+		memset(p, 0, count * size);
+	return p;
+}
+
 void dacce_free(void *p)
 {
 	struct header *h;
 
 	if (!p)
 		return;
-	h = (struct header *)((uint8_t *)p - HEADER);
+	h = header_of(p);
 	if (h->class_or_large == LARGE) {
 		munmap(h, h->mapped);
 		return;
@@ -145,7 +151,7 @@ void *dacce_realloc(void *p, size_t size)
 
 	if (!p)
 		return dacce_alloc(size);
-	h = (struct header *)((uint8_t *)p - HEADER);
+	h = header_of(p);
 	have = usable(h);
 	if (size <= have)
 		return p;
@@ -164,6 +170,26 @@ void *dacce_realloc(void *p, size_t size)
 		return NULL;
 	memcpy(grown, p, have);
 	dacce_free(p);
+	return grown;
+}
+
+void *dacce_realloc_zeroed(void *p, size_t old_size, size_t size)
+{
+	size_t had = p ? usable(header_of(p)) : 0, dirty_end;
+	uint8_t *grown = dacce_realloc(p, size);
+
+	if (!grown || size <= old_size)
+		return grown;
+	/*
+	 * Of a large block only what was usable before can hold old bytes: the
+	 * pages past it are fresh (mremap, or a new mapping the old block was
+	 * copied into).
+	 */
+	dirty_end = size;
+	if (header_of(grown)->class_or_large == LARGE && had < size)
+		dirty_end = had;
+	if (dirty_end > old_size)
+		memset(grown + old_size, 0, dirty_end - old_size);
 	return grown;
 }
 

@@ -19,6 +19,8 @@ void *dacce_alloc(size_t size);
 void *dacce_alloc_zeroed(size_t count, size_t size);
 void *dacce_realloc(void *p, size_t size);
 void dacce_free(void *p);
+/* realloc whose bytes from old_size to size are zero (a growing array's new room). */
+void *dacce_realloc_zeroed(void *p, size_t old_size, size_t size);
 /* For pthread_atfork: the heap's lock is not left held in the child. */
 void dacce_alloc_before_fork(void);
 void dacce_alloc_after_fork(void);

@@ -298,10 +298,9 @@ static int reserve_sites(uint32_t count)
 		return 0;
 	while (cap < count)
 		cap *= 2;
-	grown = realloc(rt.sites, cap * sizeof(*grown));
+	grown = dacce_realloc_zeroed(rt.sites, rt.cap_sites * sizeof(*grown), cap * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
-	memset(grown + rt.cap_sites, 0, (cap - rt.cap_sites) * sizeof(*grown));
 	rt.sites = grown;
 	rt.cap_sites = cap;
 	return 0;
@@ -472,6 +471,7 @@ static int finish_dispatch(const struct x86_buf *b, uint32_t index, uintptr_t en
 
 	if (b->overflow)
 		return -ENOSPC;
+	dacce_codecache_trim(&rt.cache, b->addr, b->cap, b->len);
 	rt.n_trampolines++;
 	name_code("dispatch", b, rt.sites[index].scan.addr);
 	err = note_entry(entry, index);
@@ -1363,6 +1363,8 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 					     site->scan.addr + site->scan.len, entry, after);
 	}
 	*built = op;
+	if (!err)
+		dacce_codecache_trim(&rt.cache, start, max, b.len);
 	if (!err && *after)
 		err = dacce_hashmap_put(&rt.return_edge, *after, edge);
 	if (err)

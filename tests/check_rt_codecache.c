@@ -5,10 +5,12 @@
  * else maps or unmaps: a place it shows free may be taken (the region must
  * go elsewhere, never over the other mapping), and a place it shows taken
  * may have been freed (a window page must find it once the snapshot is old).
- * Also: the runtime's heap keeps a large block's bytes when it grows it.
+ * Also: the runtime's heap keeps a large block's bytes when it grows it, and
+ * a piece of code that came out shorter than its room gives the rest back.
  */
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -170,6 +172,64 @@ START_TEST(test_large_block_keeps_its_bytes_when_grown)
 }
 END_TEST
 
+START_TEST(test_trim_gives_back_only_the_last_piece)
+{
+	struct dacce_codecache cache;
+	uintptr_t near = (uintptr_t)&free_pages, a, b, c, d;
+	uint8_t *write;
+
+	dacce_codecache_init(&cache);
+	ck_assert_int_eq(dacce_codecache_alloc(&cache, near, near + 16, 320, 16, &a, &write), 0);
+	memset(write, 0x90, 40);
+	dacce_codecache_trim(&cache, a, 320, 40);
+	ck_assert_int_eq(dacce_codecache_alloc(&cache, near, near + 16, 320, 16, &b, &write), 0);
+	ck_assert_uint_eq(b, a + 48); /* 40 bytes used, the next piece 16-aligned after them */
+	/* What was given back is still int3, and what a is kept is a's. */
+	ck_assert_uint_eq(dacce_codecache_writable(&cache, a)[39], 0x90);
+	ck_assert_uint_eq(write[0], 0xcc);
+	ck_assert_int_eq(dacce_codecache_alloc(&cache, near, near + 16, 64, 16, &c, &write), 0);
+	/* b is no longer the last piece: trimming it would give c's bytes away. */
+	dacce_codecache_trim(&cache, b, 320, 16);
+	ck_assert_int_eq(dacce_codecache_alloc(&cache, near, near + 16, 64, 16, &d, &write), 0);
+	ck_assert_uint_eq(c, b + 320);
+	ck_assert_uint_eq(d, c + 64);
+	dacce_codecache_fini(&cache);
+}
+END_TEST
+
+/* Whether p[from, to) is all zero. */
+static bool zero_between(const uint8_t *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+START_TEST(test_grown_room_is_zero)
+{
+	/* Sizes that stay small, go from small to large, and stay large. */
+	static const size_t steps[] = { 24, 100, 5000, 300 * 1024, 2 * 1024 * 1024 + 10 };
+	size_t size = 0;
+	uint8_t *p = NULL;
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		/* Dirty blocks for the heap to hand out again. */
+		uint8_t *dirty = dacce_alloc(steps[i]);
+
+		memset(dirty, 0xa5, steps[i]);
+		dacce_free(dirty);
+		p = dacce_realloc_zeroed(p, size, steps[i]);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_msg(zero_between(p, size, steps[i]), "grown to %zu: new room not zero",
+			      steps[i]);
+		memset(p, 0x5a, steps[i]); /* all of it dirty before the next step */
+		size = steps[i];
+	}
+	dacce_free(p);
+}
+END_TEST
+
 static Suite *codecache_suite(void)
 {
 	Suite *s = suite_create("rt_codecache");
@@ -180,6 +240,8 @@ static Suite *codecache_suite(void)
 	tcase_add_test(tc, test_a_page_freed_since_the_snapshot_is_found_again);
 	tcase_add_test(tc, test_region_near_code_is_in_reach);
 	tcase_add_test(tc, test_large_block_keeps_its_bytes_when_grown);
+	tcase_add_test(tc, test_trim_gives_back_only_the_last_piece);
+	tcase_add_test(tc, test_grown_room_is_zero);
 	suite_add_tcase(s, tc);
 	return s;
 }
