@@ -288,17 +288,40 @@ int BPF_USDT(on_fragment, __u32 node, __u32 module, __u64 offset, __u64 size)
 	return send_code_range(DACCE_EV_FRAGMENT, node, module, offset, size);
 }
 
-SEC("usdt")
-int BPF_USDT(on_code_entry, __u64 address, __u32 site_caller, __u64 site_offset)
-{
-	struct dacce_ev_code_entry *ev = RESERVE(dacce_ev_code_entry, DACCE_EV_CODE_ENTRY);
+struct entry_walk {
+	__u64 batch;
+	__u32 n;
+};
 
+/* One note of the runtime's batch as one record. */
+static long send_code_entry(__u32 index, struct entry_walk *walk)
+{
+	struct dacce_code_entry_note note;
+	struct dacce_ev_code_entry *ev;
+
+	if (index >= walk->n ||
+	    bpf_probe_read_user(&note, sizeof(note),
+				(void *)(walk->batch + (__u64)index * sizeof(note))))
+		return 1;
+	ev = RESERVE(dacce_ev_code_entry, DACCE_EV_CODE_ENTRY);
 	if (!ev)
-		return 0;
-	ev->address = address;
-	ev->site_caller = site_caller;
-	ev->site_offset = site_offset;
+		return 1; /* counted */
+	ev->address = note.address;
+	ev->site_caller = (__u32)note.site_caller;
+	ev->pad = 0;
+	ev->site_offset = note.site_offset;
 	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_code_entries, __u64 batch, __u32 n)
+{
+	struct entry_walk walk = { .batch = batch, .n = n };
+
+	if (n > DACCE_CODE_ENTRY_BATCH)
+		walk.n = DACCE_CODE_ENTRY_BATCH;
+	bpf_loop(walk.n, send_code_entry, &walk, 0);
 	return 0;
 }
 

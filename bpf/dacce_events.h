@@ -124,6 +124,19 @@ struct dacce_ev_code_entry {
 	__u64 site_offset; /* the call site it stands for, link-time, in the program */
 };
 
+/*
+ * Code entries travel out in batches: the runtime fills an array of these and
+ * fires probe code_entries (array, count) once per batch, and BPF turns each
+ * into a dacce_ev_code_entry record.  A probe costs the thread a trap into
+ * the kernel; CPython's start-up creates about 75,000 entries.
+ */
+#define DACCE_CODE_ENTRY_BATCH 64
+struct dacce_code_entry_note {
+	__u64 address;
+	__u64 site_caller;
+	__u64 site_offset;
+};
+
 #define DACCE_EPOCH_DICT_MISSING 0x1 /* too big, or the runtime could not serialise it */
 
 struct dacce_ev_epoch {

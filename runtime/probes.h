@@ -18,12 +18,15 @@
  *                                                         (foo.cold), instrumented as part of it
  *   edge         (edge, site_caller, callee, site_kind, site_module, site_offset, flags)
  *   code_region  (start, size)                            executable code of the runtime's
- *   code_entry   (address, site_caller, site_offset)      the code of the call site at
- *                                                         site_offset (link-time) begins there;
- *                                                         site_caller DACCE_CODE_TAIL_STUB:
- *                                                         the tail-call return stub
- *                                                         (runtime/tail.h); DACCE_CODE_NO_SITE:
- *                                                         other code of no site (setjmp thunks)
+ *   code_entries (batch, n)                               n struct dacce_code_entry_note at batch
+ *                                                         (bpf/dacce_events.h), each: the code of
+ *                                                         the call site at site_offset (link-time)
+ *                                                         begins at address; site_caller
+ *                                                         DACCE_CODE_TAIL_STUB: the tail-call
+ *                                                         return stub (runtime/tail.h);
+ *                                                         DACCE_CODE_NO_SITE: other code of no
+ *                                                         site (setjmp thunks).  Batched
+ *                                                         (runtime/entry_notes.h)
  *   epoch        (epoch, max_id, n_nodes, n_edges, dict, dict_len, pause_ns, driver)
  *                driver: 0 start, 1 the built-in policy, 2 the controller
  *                dict is the dictionary serialised (docs/dictionary-format.md),
@@ -43,12 +46,13 @@
  * serialise the dictionary at all.
  */
 #define DACCE_PROBE_NAMES(X) \
-	X(start) X(module) X(node) X(fragment) X(edge) X(code_region) X(code_entry) X(epoch) X(thread)
+	X(start) X(module) X(node) X(fragment) X(edge) X(code_region) X(code_entries) X(epoch) X(thread)
 #define DACCE_DECLARE_SEMAPHORE(name) extern volatile unsigned short dacce_##name##_semaphore;
 DACCE_PROBE_NAMES(DACCE_DECLARE_SEMAPHORE)
 #undef DACCE_DECLARE_SEMAPHORE
 
 #define DACCE_PROBE_EPOCH_WANTED() (dacce_epoch_semaphore != 0)
+#define DACCE_PROBE_CODE_ENTRIES_WANTED() (dacce_code_entries_semaphore != 0)
 
 #define DACCE_PROBE(name, ...) STAP_PROBEV(dacce, name, ##__VA_ARGS__)
 

@@ -37,6 +37,7 @@
 #include "emulate.h"
 #include "exceptions.h"
 #include "entry.h"
+#include "entry_notes.h"
 #include "funcs.h"
 #include "graph.h"
 #include "hashmap.h"
@@ -122,6 +123,7 @@ static int release_lock(void)
 	int state = rt.holder_cancel_state;
 
 	dacce_patch_batch_end();
+	dacce_entry_notes_flush();
 	pthread_mutex_unlock(&rt.lock);
 	return state;
 }
@@ -259,13 +261,8 @@ static int note_entry(uintptr_t entry, uint32_t index)
 {
 	int err = dacce_hashmap_put(&rt.entry_site, entry, index);
 
-	if (!err) {
-		uint64_t caller = rt.graph->sites[index].caller, offset = rt.graph->sites[index].offset;
-
-		/* In registers: tracers cannot read an indexed memory operand. */
-		__asm__("" : "+r"(caller), "+r"(offset));
-		DACCE_PROBE(code_entry, entry, caller, offset);
-	}
+	if (!err)
+		dacce_entry_note(entry, rt.graph->sites[index].caller, rt.graph->sites[index].offset);
 	return err;
 }
 
@@ -2035,9 +2032,7 @@ static uint64_t return_key(uintptr_t ret, uintptr_t sp)
  */
 static void announce_code_of_no_site(uintptr_t entry, uint32_t kind)
 {
-	/* In registers: tracers cannot read a RIP-relative probe argument. */
-	__asm__("" : "+r"(entry), "+r"(kind));
-	DACCE_PROBE(code_entry, entry, kind, 0);
+	dacce_entry_note(entry, kind, 0);
 }
 
 static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
@@ -2802,6 +2797,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	if (err)
 		dacce_rt_log(true, "no re-encoding: %s", strerror(-err));
 	rt.enabled = true;
+	dacce_entry_notes_flush();
 	dacce_rt_log(false, "instrumenting %s (%zu functions)", rt.exe->path, rt.exe_funcs.n);
 	return 0;
 }

@@ -103,6 +103,19 @@ if [ "$(q "select count(*) from epochs where driver = 'controller' and dict is n
 else
 	fail "no controller epoch: $(q 'select proc, epoch, driver, length(dict) from epochs')"
 fi
+# Code entries come out in batches of 64 (runtime/entry_notes.h): more than two batches
+# arrived, each entry inside a code region or in the program's text (a hop through padding),
+# the tail-call return stub among them.  A fork child makes code in its parent's regions.
+entries=$(q "select count(*) from code_entries")
+outside=$(q "select count(*) from code_entries e where not exists (select 1 from code_regions r
+	where e.address >= r.start and e.address < r.start + r.size) and not exists (select 1
+	from modules m where m.path = '$work/workload' and e.address >= m.start and e.address < m.end)")
+stubs=$(q "select count(distinct proc) from code_entries where site_caller = 4294967295")
+if [ "$entries" -gt 128 ] && [ "$outside" = 0 ] && [ "$stubs" -ge 1 ]; then
+	pass "code entries captured ($entries, all inside code regions, tail-call return stub too)"
+else
+	fail "code entries: $entries captured, $outside outside code regions, $stubs tail stubs"
+fi
 stats=$("$dacce" report -i "$db" --stats)
 if grep -q "controller" <<<"$stats" && grep -qE "^#\s+epoch\s+maxID\s+nodes\s+edges" <<<"$stats"; then
 	pass "report lists epochs with maxID, nodes and edges"

@@ -303,7 +303,7 @@ static int attach_all(struct session *s, const struct launch_opts *o, const char
 		{ k->progs.on_node, "node" },	   { k->progs.on_edge, "edge" },
 		{ k->progs.on_fragment, "fragment" },
 		{ k->progs.on_code_region, "code_region" },
-		{ k->progs.on_code_entry, "code_entry" },
+		{ k->progs.on_code_entries, "code_entries" },
 		{ k->progs.on_epoch, "epoch" },	   { k->progs.on_thread, "thread" },
 	};
 	char why[256] = "";
