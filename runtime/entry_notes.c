@@ -10,6 +10,7 @@ static struct {
 	pthread_mutex_t lock;
 	struct dacce_code_entry_note batch[DACCE_CODE_ENTRY_BATCH];
 	uint32_t n;
+	uint64_t noted;
 } notes = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* With notes.lock held. */
@@ -36,6 +37,7 @@ void dacce_entry_note(uint64_t address, uint32_t site_caller, uint64_t site_offs
 	notes.batch[notes.n++] = (struct dacce_code_entry_note){
 		.address = address, .site_caller = site_caller, .site_offset = site_offset,
 	};
+	notes.noted++;
 	pthread_mutex_unlock(&notes.lock);
 }
 
@@ -46,4 +48,14 @@ void dacce_entry_notes_flush(void)
 	pthread_mutex_lock(&notes.lock);
 	flush_locked();
 	pthread_mutex_unlock(&notes.lock);
+}
+
+uint64_t dacce_entry_notes_count(void)
+{
+	uint64_t noted;
+
+	pthread_mutex_lock(&notes.lock);
+	noted = notes.noted;
+	pthread_mutex_unlock(&notes.lock);
+	return noted;
 }

@@ -20,4 +20,7 @@ void dacce_entry_note(uint64_t address, uint32_t site_caller, uint64_t site_offs
  */
 void dacce_entry_notes_flush(void);
 
+/* Entries noted for a tracer so far in this process image (DACCE_LOG's summary). */
+uint64_t dacce_entry_notes_count(void);
+
 #endif

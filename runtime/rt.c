@@ -2569,14 +2569,14 @@ __attribute__((destructor)) static void log_summary(void)
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges, "
 		     "%llu trampolines, %llu first calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
-		     "code cache %zu regions, %s",
+		     "code cache %zu regions, %llu code entries told to a tracer, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
 		     (unsigned long long)rt.n_entry_traps, rt.entries.n_armed,
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
-		     rt.cache.n, epochs);
+		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
 	rt_log_hot_traps();
 }
 

@@ -116,6 +116,16 @@ if [ "$entries" -gt 128 ] && [ "$outside" = 0 ] && [ "$stubs" -ge 1 ]; then
 else
 	fail "code entries: $entries captured, $outside outside code regions, $stubs tail stubs"
 fi
+# And none is held back: the capture has every entry the runtime noted (its DACCE_LOG summary),
+# the last batch of each lock hold included.
+DACCE_LOG=1 "$dacce" launch -q -o "$work/entries.db" -- "$work/workload" 1 3 >/dev/null 2>"$work/entries.err"
+told=$(sed -n 's/.* \([0-9]*\) code entries told to a tracer.*/\1/p' "$work/entries.err" | head -n 1)
+kept=$(sqlite3 "$work/entries.db" "select count(*) from code_entries")
+if [ -n "$told" ] && [ "$told" -gt 0 ] && [ "$told" = "$kept" ]; then
+	pass "every code entry the runtime noted is in the capture ($kept)"
+else
+	fail "code entries: the runtime noted ${told:-none}, the capture has $kept"
+fi
 stats=$("$dacce" report -i "$db" --stats)
 if grep -q "controller" <<<"$stats" && grep -qE "^#\s+epoch\s+maxID\s+nodes\s+edges" <<<"$stats"; then
 	pass "report lists epochs with maxID, nodes and edges"
