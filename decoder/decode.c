@@ -14,7 +14,9 @@
  * Generalisations: entries with a repeat count stand for count + 1 equal
  * pushes; nested-root entries (signals, callbacks) continue in the node they
  * interrupted instead of the edge's caller; edges found after the epoch are
- * read from the later graph.  Every index is checked before use and every
+ * read from the later graph; a context inside a leaf call (DACCE_IN_LEAF)
+ * starts with the leaf edge whose range in the shared leaf id space holds
+ * the id.  Every index is checked before use and every
  * sub-path walk is bounded by the node count, so a corrupt context gives an
  * error instead of a crash or a loop.
  */
@@ -138,7 +140,8 @@ static int try_pop(struct decoder *d, bool *popped)
 	next = nested ? entry->aux : v.caller;
 	if (nested && next == DACCE_NONE)
 		return fail(d, -ENOLINK, "partial context: the interrupted function is unknown");
-	if (next >= d->node_limit || (nested && next == DACCE_ROOT_NODE))
+	if ((next >= d->node_limit && !(nested && next == DACCE_IN_LEAF)) ||
+	    (nested && next == DACCE_ROOT_NODE))
 		return fail(d, -EILSEQ, "ccStack entry leads to an unknown function");
 	if (!nested && d->repeats_left > 0) {
 		d->repeats_left--;
@@ -151,18 +154,28 @@ static int try_pop(struct decoder *d, bool *popped)
 	return adjust_id(d, entry->id);
 }
 
-/* Takes the encoded incoming edge whose range holds the id. */
+/*
+ * Takes the encoded incoming edge whose range holds the id; inside a leaf
+ * call (DACCE_IN_LEAF), the leaf edge whose range in the leaf id space does.
+ */
 static int take_encoded_edge(struct decoder *d)
 {
 	const struct dacce_dict *dict = d->dict;
 	const struct dacce_in_range *ranges, *hit;
-	uint32_t node = d->node, lo, hi;
+	uint32_t node = d->node, lo, hi, first;
 
-	if (d->node >= dict->n_nodes)
+	if (d->node == DACCE_IN_LEAF) {
+		ranges = dict->leaf_range;
+		lo = 0;
+		hi = dict->n_leaf_range;
+	} else if (d->node < dict->n_nodes) {
+		ranges = dict->in_range;
+		lo = dict->in_start[d->node];
+		hi = dict->in_start[d->node + 1];
+	} else {
 		return fail(d, -EILSEQ, "function was not encoded in this epoch");
-	ranges = dict->in_range;
-	lo = dict->in_start[d->node];
-	hi = dict->in_start[d->node + 1];
+	}
+	first = lo;
 	/* Find the last range starting at or below the id: they are sorted and disjoint. */
 	if (hi - lo <= 8) {
 		while (hi > lo && ranges[hi - 1].en > d->id)
@@ -177,9 +190,12 @@ static int take_encoded_edge(struct decoder *d)
 				hi = mid;
 		}
 	}
-	if (hi == dict->in_start[d->node] || d->id >= ranges[hi - 1].end)
-		return fail(d, -EILSEQ, "no encoded edge holds the id");
+	if (hi == first || d->id >= ranges[hi - 1].end)
+		return fail(d, -EILSEQ, node == DACCE_IN_LEAF ? "no leaf call holds the id"
+							     : "no encoded edge holds the id");
 	hit = &ranges[hi - 1];
+	if (node == DACCE_IN_LEAF)
+		node = dict->edge_ends[hit->edge].callee;
 	d->id -= hit->en;
 	d->node = hit->caller;
 	return emit(d, node, hit->edge);
@@ -199,7 +215,8 @@ static int run(struct decoder *d)
 	d->node_limit = d->dict->n_nodes;
 	if (d->later && d->later->n_nodes > d->node_limit)
 		d->node_limit = d->later->n_nodes;
-	if (snap->node >= d->node_limit || snap->node == DACCE_ROOT_NODE)
+	if ((snap->node >= d->node_limit && snap->node != DACCE_IN_LEAF) ||
+	    snap->node == DACCE_ROOT_NODE)
 		return fail(d, -EILSEQ, "context ends in an unknown function");
 	d->node = snap->node;
 	d->entries = snap->cc_depth;

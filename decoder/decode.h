@@ -22,7 +22,7 @@ struct dacce_frame {
 struct dacce_snapshot {
 	uint64_t epoch;
 	uint64_t id;
-	uint32_t node; /* the function the context ends in (ifun) */
+	uint32_t node; /* the function the context ends in (ifun), or DACCE_IN_LEAF */
 	uint32_t cc_depth;
 	const struct dacce_cc_entry *cc;
 };

@@ -24,6 +24,7 @@ void dacce_dict_free(struct dacce_dict *dict)
 	free(dict->in_edges);
 	free(dict->in_range);
 	free(dict->edge_ends);
+	free(dict->leaf_range);
 	free(dict->site_caller);
 	free(dict->site_kind);
 	free(dict->edge_site);
@@ -80,6 +81,47 @@ struct dacce_dict *dacce_dict_alloc(uint32_t n_nodes, uint32_t n_sites, uint32_t
 	return dict;
 }
 
+static int by_en(const void *a, const void *b)
+{
+	const struct dacce_in_range *x = a, *y = b;
+
+	return x->en < y->en ? -1 : x->en > y->en;
+}
+
+/* The leaf nodes' ranges in one sorted list, checked to be disjoint and above every other id. */
+static int index_leaf_ranges(struct dacce_dict *dict)
+{
+	struct dacce_in_range *leaf;
+	uint64_t floor = 0;
+	uint32_t n = 0;
+
+	for (uint32_t v = 0; v < dict->n_nodes; v++) {
+		if (dict->dummy[v] == DACCE_DUMMY_LEAF)
+			n += dict->in_start[v + 1] - dict->in_start[v];
+		else if (dict->num_cc[v] > floor)
+			floor = dict->num_cc[v];
+	}
+	leaf = calloc(n ? n : 1, sizeof(*leaf));
+	if (!leaf)
+		return -ENOMEM;
+	n = 0;
+	for (uint32_t v = 0; v < dict->n_nodes; v++)
+		if (dict->dummy[v] == DACCE_DUMMY_LEAF)
+			for (uint32_t k = dict->in_start[v]; k < dict->in_start[v + 1]; k++)
+				leaf[n++] = dict->in_range[k];
+	qsort(leaf, n, sizeof(*leaf), by_en);
+	for (uint32_t k = 0; k < n; k++) {
+		if (leaf[k].en < (k ? leaf[k - 1].end : floor)) {
+			free(leaf);
+			return -EBADMSG;
+		}
+	}
+	free(dict->leaf_range);
+	dict->leaf_range = leaf;
+	dict->n_leaf_range = n;
+	return 0;
+}
+
 int dacce_dict_index(struct dacce_dict *dict)
 {
 	uint32_t n_in = dict->in_start[dict->n_nodes];
@@ -113,7 +155,7 @@ int dacce_dict_index(struct dacce_dict *dict)
 		};
 	free(dict->edge_ends);
 	dict->edge_ends = ends;
-	return 0;
+	return index_leaf_ranges(dict);
 }
 
 int dacce_dict_edge(const struct dacce_dict *dict, const struct dacce_graph *later,

@@ -18,6 +18,9 @@
 
 #include "graph.h"
 
+/* dummy[n] of a leaf node. */
+#define DACCE_DUMMY_LEAF 2
+
 /* numCC(n) <= limit for every node, so maxID < limit and 2*maxID+1 < 2^63. */
 #define DACCE_ID_LIMIT_DEFAULT (1ULL << 62)
 
@@ -68,7 +71,9 @@ struct dacce_dict {
 
 	/* Per node. */
 	uint64_t *num_cc;
-	uint8_t *dummy;	      /* 1: no encoded path from R; range [0,1) reserved */
+	uint8_t *dummy;	      /* 1: no encoded path from R; range [0,1) reserved;
+			       * DACCE_DUMMY_LEAF: a leaf node (graph.h), whose ranges lie
+			       * in the leaf id space, above every other node's numCC */
 	uint32_t *in_start;   /* n_nodes + 1 offsets into in_edges */
 	uint32_t *in_edges;   /* encoded incoming edges of each node, by En */
 	struct dacce_in_range *in_range; /* parallel to in_edges; see dacce_dict_index */
@@ -85,6 +90,13 @@ struct dacce_dict {
 	uint8_t *edge_compress; /* 1: a repeat of the top entry bumps its count */
 	uint64_t *en;		/* meaningful for DACCE_EDGE_ENCODED */
 	struct dacce_edge_ends *edge_ends; /* derived; see dacce_dict_index */
+
+	/*
+	 * Derived: the ranges of every leaf node's encoded in-edges, sorted by
+	 * En (they are disjoint), for decoding from DACCE_IN_LEAF.
+	 */
+	struct dacce_in_range *leaf_range;
+	uint32_t n_leaf_range;
 
 	struct dacce_dispatch *dispatch;
 	uint32_t n_dispatch;
@@ -118,10 +130,11 @@ struct dacce_dict *dacce_dict_alloc(uint32_t n_nodes, uint32_t n_sites, uint32_t
 				    uint32_t n_in_edges, uint32_t n_dispatch);
 
 /*
- * Builds the decoder's derived indexes (in_range, edge_ends) from in_edges,
- * en, num_cc and the edge structure.
+ * Builds the decoder's derived indexes (in_range, edge_ends, leaf_range) from
+ * in_edges, en, num_cc and the edge structure.
  * Encoding and reading a file call it; call it again after editing those.
- * Returns 0 or -ENOMEM.
+ * Returns 0, -ENOMEM, or -EBADMSG when leaf ranges overlap or reach below
+ * another node's numCC.
  */
 int dacce_dict_index(struct dacce_dict *dict);
 

@@ -145,8 +145,8 @@ static int check_nodes(const struct dacce_dict *d, const char **why)
 	uint64_t largest = 0;
 
 	for (uint32_t n = 0; n < d->n_nodes; n++) {
-		if (d->dummy[n] > 1)
-			return reject(why, -EBADMSG, "dummy flag not 0 or 1");
+		if (d->dummy[n] > DACCE_DUMMY_LEAF)
+			return reject(why, -EBADMSG, "dummy flag not 0, 1 or 2");
 		/* Bounds every num_cc by 2^62, so sums of two never overflow below. */
 		if (d->num_cc[n] > d->max_id + 1)
 			return reject(why, -EBADMSG, "num_cc above max_id + 1");
@@ -269,7 +269,7 @@ static int check_in_start(const struct dacce_dict *d, uint32_t n_in_edges, const
 /* The encoded in-edges of node n: sorted, disjoint, above the dummy id. */
 static int check_in_list(const struct dacce_dict *d, uint32_t n, const char **why)
 {
-	uint64_t free_from = d->dummy[n];
+	uint64_t free_from = d->dummy[n] ? 1 : 0; /* a leaf node's floor: dacce_dict_index */
 
 	for (uint32_t k = d->in_start[n]; k < d->in_start[n + 1]; k++) {
 		uint32_t e = d->in_edges[k];
@@ -766,7 +766,8 @@ int dacce_dict_deserialize(const uint8_t *buf, size_t len, struct dacce_dict **o
 	/* The decoder's derived index; never stored in the file. */
 	err = dacce_dict_index(dict);
 	if (err) {
-		*why = "out of memory";
+		*why = err == -EBADMSG ? "leaf ranges overlap or reach below another node's ids"
+				       : "out of memory";
 		goto fail;
 	}
 	*out = dict;

@@ -12,9 +12,14 @@
  *    [En, En + numCC(caller)).  An edge whose range would push numCC past the
  *    id limit is demoted to unencoded (selective reduction); the first edge of
  *    a node always fits because numCC(caller) is itself within the limit.
- * 3. Indirect sites with many targets get a dispatch table.
+ * 3. Leaf nodes (library functions that cannot call back, graph.h) come
+ *    last: their incoming edges, hottest first across all of them, share one
+ *    run of ranges that starts above every other node's numCC, so an id in
+ *    it can only belong to a leaf call (decoding from DACCE_IN_LEAF).
+ * 4. Indirect sites with many targets get a dispatch table.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +39,7 @@ struct encoder {
 	uint32_t *postorder;
 	uint32_t n_post;
 	uint8_t *is_back;
+	uint8_t *is_leaf;      /* per node: entered by a leaf edge */
 };
 
 enum { WHITE = 0, GRAY = 1, BLACK = 2 };
@@ -160,45 +166,93 @@ cleanup:
 	return err;
 }
 
+/* Gives edge e the range starting at *s, or demotes it; true when encoded. */
+static bool take_range(struct encoder *enc, uint32_t e, uint64_t *s, uint64_t limit)
+{
+	struct dacce_dict *d = enc->dict;
+	uint64_t cc = d->num_cc[enc->graph->edges[e].caller];
+
+	if (enc->is_back[e]) {
+		d->edge_class[e] = DACCE_EDGE_BACK;
+		return false;
+	}
+	/* cc >= 1 here: callers come first in topological order. */
+	if (*s + cc > limit) {
+		d->edge_class[e] = DACCE_EDGE_UNENCODED;
+		return false;
+	}
+	d->edge_class[e] = DACCE_EDGE_ENCODED;
+	d->en[e] = *s;
+	*s += cc;
+	return true;
+}
+
+static void mark_leaf_nodes(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+
+	for (uint32_t e = 0; e < g->n_edges; e++)
+		if ((g->edges[e].flags & DACCE_EDGE_LEAF) && g->edges[e].callee != DACCE_ROOT_NODE)
+			enc->is_leaf[g->edges[e].callee] = 1;
+}
+
+/*
+ * The leaf id space: [floor, end), floor above every other node's numCC,
+ * shared by the incoming edges of all leaf nodes, hottest first.  A leaf
+ * node calls nothing we instrument, so no numCC depends on it.
+ */
+static uint64_t assign_leaf_ranges(struct encoder *enc, uint64_t floor, uint64_t limit)
+{
+	const struct dacce_graph *g = enc->graph;
+	struct dacce_dict *d = enc->dict;
+	uint64_t s = floor;
+
+	for (uint32_t i = 0; i < enc->n_by_heat; i++) {
+		uint32_t e = enc->by_heat[i];
+		uint32_t n = g->edges[e].callee;
+
+		if (enc->is_leaf[n] && take_range(enc, e, &s, limit))
+			d->in_start[n]++;
+	}
+	for (uint32_t n = 0; n < g->n_nodes; n++) {
+		if (!enc->is_leaf[n])
+			continue;
+		d->num_cc[n] = s;
+		d->dummy[n] = DACCE_DUMMY_LEAF;
+	}
+	return s;
+}
+
 /* numCC and En in topological order, demoting what does not fit. */
 static int assign_encodings(struct encoder *enc)
 {
 	const struct dacce_graph *g = enc->graph;
 	struct dacce_dict *d = enc->dict;
 	uint64_t limit = enc->opts->id_limit ? enc->opts->id_limit : DACCE_ID_LIMIT_DEFAULT;
-	uint64_t max_cc = 0;
+	uint64_t max_cc = 0, leaf_end;
 	uint32_t n_in = 0;
 
 	if (limit > DACCE_ID_LIMIT_DEFAULT)
 		return -EINVAL;
 	d->id_limit = limit;
+	mark_leaf_nodes(enc);
 	for (uint32_t i = g->n_nodes; i-- > 0;) {
 		uint32_t n = enc->postorder[i];
 		uint64_t s = n == DACCE_ROOT_NODE ? 1 : d->dummy[n];
 
 		d->in_start[n] = 0;
-		for (uint32_t k = enc->in_start[n]; k < enc->in_start[n + 1]; k++) {
-			uint32_t e = enc->in_all[k];
-			uint64_t cc = d->num_cc[g->edges[e].caller];
-
-			if (enc->is_back[e]) {
-				d->edge_class[e] = DACCE_EDGE_BACK;
-				continue;
-			}
-			/* cc >= 1 here: callers come first in topological order. */
-			if (s + cc > limit) {
-				d->edge_class[e] = DACCE_EDGE_UNENCODED;
-				continue;
-			}
-			d->edge_class[e] = DACCE_EDGE_ENCODED;
-			d->en[e] = s;
-			s += cc;
-			d->in_start[n]++; /* count for now; prefix sums below */
-		}
+		if (enc->is_leaf[n])
+			continue;
+		for (uint32_t k = enc->in_start[n]; k < enc->in_start[n + 1]; k++)
+			if (take_range(enc, enc->in_all[k], &s, limit))
+				d->in_start[n]++; /* count for now; prefix sums below */
 		d->num_cc[n] = s;
 		if (s > max_cc)
 			max_cc = s;
 	}
+	leaf_end = assign_leaf_ranges(enc, max_cc, limit);
+	if (leaf_end > max_cc)
+		max_cc = leaf_end;
 	d->max_id = max_cc - 1;
 
 	/* Prefix sums, then the encoded in-edges of each node in En order. */
@@ -361,6 +415,7 @@ static void encoder_fini(struct encoder *enc)
 	free(enc->color);
 	free(enc->postorder);
 	free(enc->is_back);
+	free(enc->is_leaf);
 }
 
 int dacce_encode(const struct dacce_graph *graph, const struct dacce_encode_opts *opts,
@@ -385,7 +440,8 @@ int dacce_encode(const struct dacce_graph *graph, const struct dacce_encode_opts
 	enc.color = calloc(graph->n_nodes, 1);
 	enc.postorder = malloc(sizeof(*enc.postorder) * graph->n_nodes);
 	enc.is_back = calloc(graph->n_edges ? graph->n_edges : 1, 1);
-	if (!enc.color || !enc.postorder || !enc.is_back)
+	enc.is_leaf = calloc(graph->n_nodes, 1);
+	if (!enc.color || !enc.postorder || !enc.is_back || !enc.is_leaf)
 		goto cleanup;
 
 	copy_structure(&enc);

@@ -106,6 +106,20 @@ struct dacce_edge {
  * went through an encoded edge it never took.
  */
 #define DACCE_EDGE_PINNED 0x1
+/*
+ * A leaf edge calls a library function that cannot call back into
+ * instrumented code (malloc, strlen, ...).  It is encoded like any edge, but
+ * in one id space shared by every leaf edge, above every other node's ids
+ * (dict.h): a thread in library code whose state is not a pushed call out is
+ * then inside a leaf call, and the id alone says which (DACCE_IN_LEAF).
+ */
+#define DACCE_EDGE_LEAF 0x2
+
+/*
+ * In place of a node, for a context that ends inside a leaf call (the pc in
+ * a library): decoding starts in the leaf id space.
+ */
+#define DACCE_IN_LEAF (UINT32_MAX - 1)
 
 struct dacce_graph {
 	struct dacce_module *modules;
@@ -147,6 +161,8 @@ uint32_t dacce_graph_find_edge(const struct dacce_graph *graph, uint32_t site,
 
 /* Marks an edge as never encoded (DACCE_EDGE_PINNED). */
 int dacce_graph_pin_edge(struct dacce_graph *graph, uint32_t edge);
+/* Marks an edge as a call to a leaf library function (DACCE_EDGE_LEAF). */
+int dacce_graph_leaf_edge(struct dacce_graph *graph, uint32_t edge);
 
 /* The root edge of a kind for a function (created on demand). */
 int dacce_graph_add_root_edge(struct dacce_graph *graph, enum dacce_root_site root,

@@ -71,6 +71,22 @@ static int find_runs(const struct dacce_dict *from, const struct dacce_dict *to,
 	return 0;
 }
 
+/*
+ * The interrupted node a nested root records over frame outer, as the
+ * runtime tells it: a leaf call whose edge is encoded is DACCE_IN_LEAF (the
+ * pc in a library says no more); a pushed one is its callee (the ccStack says).
+ */
+static uint32_t interrupted_node(const struct dacce_dict *dict, const struct dacce_graph *later,
+				 const struct dacce_frame *outer)
+{
+	struct dacce_edge_view v;
+
+	if (outer->node < dict->n_nodes && dict->dummy[outer->node] == DACCE_DUMMY_LEAF &&
+	    dacce_dict_edge(dict, later, outer->edge, &v) == 0 && v.class == DACCE_EDGE_ENCODED)
+		return DACCE_IN_LEAF;
+	return outer->node;
+}
+
 static int apply_edge(struct dacce_state *st, const struct dacce_dict *dict,
 		      const struct dacce_graph *later, const struct dacce_path *path, size_t i,
 		      uint64_t frame)
@@ -82,7 +98,7 @@ static int apply_edge(struct dacce_state *st, const struct dacce_dict *dict,
 	if (dacce_dict_edge(dict, later, f->edge, &v) || v.callee != f->node)
 		return -EILSEQ;
 	if (dacce_site_kind_is_nested_root(v.kind))
-		return dacce_op_nested_enter(st, dict, f->edge, outer->node);
+		return dacce_op_nested_enter(st, dict, f->edge, interrupted_node(dict, later, outer));
 	if (v.caller != outer->node || dacce_site_kind_is_root(v.kind))
 		return -EILSEQ;
 	if (dacce_site_kind_is_tail(v.kind))

@@ -1225,6 +1225,18 @@ int rt_decode_fragment(uintptr_t pc, uint32_t node)
 }
 
 /* The edge from a site to target, decoding the callee when it is new. */
+static uintptr_t plt_entry_slot(uintptr_t entry);
+
+/* Whether a call out from site to target calls a libc function that cannot call back (leaves.h). */
+static bool is_leaf_call(uint32_t site, uintptr_t target)
+{
+	uintptr_t slot = plt_entry_slot(target);
+
+	if (!slot && site < rt.cap_sites && dacce_funcs_in_got(&rt.exe_funcs, rt.sites[site].scan.slot))
+		slot = rt.sites[site].scan.slot;
+	return dacce_leaves_is_leaf_call(&rt.leaves, slot, target);
+}
+
 static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 {
 	const struct dacce_func *fn;
@@ -1237,8 +1249,13 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 	before = rt.graph->n_edges;
 	if (!err)
 		err = dacce_graph_add_edge(rt.graph, site, node, edge);
-	/* A call out of instrumented code stays on the ccStack in every epoch (graph.h). */
-	if (!err && !fn)
+	/*
+	 * A call out of instrumented code stays on the ccStack in every epoch
+	 * (graph.h), unless it calls a leaf: then it is encoded in the leaf id space.
+	 */
+	if (!err && !fn && *edge >= before && is_leaf_call(site, target))
+		err = dacce_graph_leaf_edge(rt.graph, *edge);
+	else if (!err && !fn && !(rt.graph->edges[*edge].flags & DACCE_EDGE_LEAF))
 		err = dacce_graph_pin_edge(rt.graph, *edge);
 	if (!err && *edge >= before)
 		announce_edge(*edge);
@@ -2311,12 +2328,16 @@ uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 			return node;
 		return DACCE_NONE;
 	}
-	/* In a library: the state is that of the boundary call on top, if the top is one. */
-	if (tls->cc_top > tls->cc_base &&
+	/*
+	 * In a library: the state is that of the call out on top, when one was
+	 * just pushed (id = maxID + 1); otherwise the thread is inside a leaf
+	 * call, whose id is in the leaf id space (leaves.h).
+	 */
+	if (tls->cc_top > tls->cc_base && tls->id == tls->reset_id &&
 	    dacce_dict_edge(rt.dict, rt.graph, tls->cc_top[-1].edge, &top) == 0 &&
 	    top.callee < rt.graph->n_nodes && !node_is_decoded(top.callee))
 		return top.callee;
-	return DACCE_NONE;
+	return rt.dict->n_leaf_range ? DACCE_IN_LEAF : DACCE_NONE;
 }
 
 _Static_assert(sizeof(((struct dacce_rt_signal_save *)0)->tc_slot) ==
@@ -2561,18 +2582,21 @@ int dacce_rt_context_decode(const struct dacce_context *ctx, void **buffer, int 
 __attribute__((destructor)) static void log_summary(void)
 {
 	char epochs[160];
+	unsigned long long leaf_edges = 0;
 
 	if (!rt.enabled)
 		return;
+	for (uint32_t e = 0; e < rt.graph->n_edges; e++)
+		leaf_edges += (rt.graph->edges[e].flags & DACCE_EDGE_LEAF) != 0;
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
-		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges, "
-		     "%llu trampolines, %llu first calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
+		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges "
+		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
 		     "code cache %zu regions, %llu code entries told to a tracer, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
-		     (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
+		     leaf_edges, (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
 		     (unsigned long long)rt.n_entry_traps, rt.entries.n_armed,
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
@@ -2647,10 +2671,18 @@ const char *dacce_rt_refusal(void)
 	return refusal;
 }
 
+/* DACCE_LEAF_CALLS=0 keeps every call out pushed, as before leaf calls were encoded. */
+static bool leaf_calls_wanted(void)
+{
+	const char *v = getenv("DACCE_LEAF_CALLS");
+
+	return !v || strcmp(v, "0") != 0;
+}
+
 static int load_program(void)
 {
 	uintptr_t known[DACCE_UNWIND_PERSONALITIES], foreign;
-	int err = dacce_modules_scan(&rt.at_start);
+	int err = dacce_modules_scan(&rt.at_start), leaf_err;
 
 	if (!err)
 		err = dacce_modules_scan(&rt.modules);
@@ -2677,6 +2709,8 @@ static int load_program(void)
 	}
 	announce_scan(&rt.modules);
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
+	if (!err && leaf_calls_wanted() && (leaf_err = dacce_leaves_load(rt.exe, &rt.leaves)))
+		dacce_rt_log(true, "every call out stays pushed: %s", strerror(-leaf_err));
 	if (!err && dacce_module_foreign_personality(rt.exe, known, dacce_unwind_personalities(known),
 						     rt.exe_funcs.plt, rt.exe_funcs.n_plt,
 						     &foreign) > 0) {

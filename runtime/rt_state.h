@@ -17,6 +17,7 @@
 #include "dict.h"
 #include "entries.h"
 #include "funcs.h"
+#include "leaves.h"
 #include "graph.h"
 #include "hashmap.h"
 #include "lookup.h"
@@ -95,6 +96,7 @@ struct rt_state {
 	struct dacce_modules modules;	/* rescanned after dlopen/dlclose */
 	const struct dacce_module_info *exe;
 	struct dacce_funcs exe_funcs;
+	struct dacce_leaves leaves;	/* calls out that are leaf calls (leaves.h) */
 	struct dacce_cfa *exe_cfa;	/* NULL: no unwind information */
 	struct dacce_entry_watch entries; /* functions not decoded yet trap on entry */
 	struct dacce_padding padding;	  /* room for hops to short sites' code (padding.h) */

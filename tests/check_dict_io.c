@@ -14,6 +14,7 @@
 
 #include "dict.h"
 #include "dict_io.h"
+#include "testgraph.h"
 
 #define HEADER_SIZE 32u
 #define OFF_VERSION 8u
@@ -770,11 +771,70 @@ RULE_TEST(test_max_id_too_large, "max_id is not the largest num_cc - 1", d->max_
 
 /* ------------------------------------------------------------ rules: nodes */
 
-RULE_TEST(test_dummy_not_bool, "dummy flag not 0 or 1", d->dummy[SIG] = 2)
+RULE_TEST(test_dummy_not_bool, "dummy flag not 0, 1 or 2", d->dummy[SIG] = 3)
 RULE_TEST(test_num_cc_above_max_id, "num_cc above max_id + 1", d->num_cc[ORPHAN] = 5)
 RULE_TEST(test_dummy_without_ids, "dummy node without ids", d->dummy[ORPHAN] = 1)
 RULE_TEST(test_root_num_cc, "root node does not have exactly one context", d->num_cc[R] = 2)
 RULE_TEST(test_root_dummy, "root node does not have exactly one context", d->dummy[R] = 1)
+
+/* main -> {A, B}, both calling malloc and A calling strlen: leaf calls (graph.h). */
+static struct dacce_dict *build_with_leaves(void)
+{
+	struct testgraph tg;
+	struct dacce_dict *d = NULL;
+	uint32_t leaf[3];
+
+	tg_init(&tg);
+	tg_root(&tg, "main");
+	tg_call(&tg, "main", "A", 10);
+	tg_call(&tg, "main", "B", 5);
+	tg_call(&tg, "A", "B", 5);
+	leaf[0] = tg_call(&tg, "A", "malloc", 10);
+	leaf[1] = tg_call(&tg, "B", "malloc", 20);
+	leaf[2] = tg_call(&tg, "A", "strlen", 30);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(dacce_graph_leaf_edge(tg.graph, leaf[i]), 0);
+	ck_assert_int_eq(dacce_encode(tg.graph, NULL, &d), 0);
+	tg_fini(&tg);
+	return d;
+}
+
+START_TEST(test_leaf_ranges_round_trip)
+{
+	struct dacce_dict *d = build_with_leaves();
+
+	ck_assert_uint_eq(d->n_leaf_range, 3);
+	assert_round_trip(d);
+	dacce_dict_free(d);
+}
+END_TEST
+
+/* A leaf range must stay above every other node's ids, or an ordinary context would read as a leaf call. */
+START_TEST(test_leaf_range_below_other_ids)
+{
+	struct dacce_dict *d = build_with_leaves();
+	uint32_t n_in = d->in_start[d->n_nodes];
+	uint32_t lowest = d->leaf_range[0].edge;
+
+	ck_assert_uint_ge(d->en[lowest], 2); /* B has two contexts */
+	d->en[lowest] = 1;
+	expect_rejected(d, n_in, "leaf ranges overlap or reach below another node's ids");
+	dacce_dict_free(d);
+}
+END_TEST
+
+START_TEST(test_leaf_ranges_overlap)
+{
+	struct dacce_dict *d = build_with_leaves();
+	uint32_t n_in = d->in_start[d->n_nodes];
+
+	/* Two leaf nodes' ranges: each node's own list stays valid, together they overlap. */
+	ck_assert_uint_ne(d->edge_callee[d->leaf_range[0].edge], d->edge_callee[d->leaf_range[1].edge]);
+	d->en[d->leaf_range[1].edge] = d->leaf_range[0].en;
+	expect_rejected(d, n_in, "leaf ranges overlap or reach below another node's ids");
+	dacce_dict_free(d);
+}
+END_TEST
 
 START_TEST(test_node_without_path_accepted)
 {
@@ -964,6 +1024,9 @@ static Suite *dict_io_suite(void)
 	tcase_add_test(tc_rules, test_root_num_cc);
 	tcase_add_test(tc_rules, test_root_dummy);
 	tcase_add_test(tc_rules, test_node_without_path_accepted);
+	tcase_add_test(tc_rules, test_leaf_ranges_round_trip);
+	tcase_add_test(tc_rules, test_leaf_range_below_other_ids);
+	tcase_add_test(tc_rules, test_leaf_ranges_overlap);
 	tcase_add_test(tc_rules, test_site_kind_unknown);
 	tcase_add_test(tc_rules, test_site_caller_out_of_range);
 	tcase_add_test(tc_rules, test_root_site_caller);

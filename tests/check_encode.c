@@ -8,14 +8,18 @@
 #include "decode.h"
 #include "dict.h"
 #include "machine.h"
+#include "translate.h"
 #include "testgraph.h"
 
 /* The invariants decoding relies on, checked from scratch. */
 static void assert_dict_invariants(const struct dacce_dict *d)
 {
-	uint64_t max_cc = 0;
+	uint64_t max_cc = 0, floor = 0, leaf_next;
 	uint32_t listed = 0, encoded = 0;
 
+	for (uint32_t n = 0; n < d->n_nodes; n++)
+		if (d->dummy[n] != DACCE_DUMMY_LEAF && d->num_cc[n] > floor)
+			floor = d->num_cc[n];
 	for (uint32_t n = 0; n < d->n_nodes; n++) {
 		uint64_t next = n == DACCE_ROOT_NODE ? 1 : d->dummy[n];
 
@@ -26,15 +30,27 @@ static void assert_dict_invariants(const struct dacce_dict *d)
 
 			ck_assert_uint_eq(d->edge_class[e], DACCE_EDGE_ENCODED);
 			ck_assert_uint_eq(d->edge_callee[e], n);
+			listed++;
+			if (d->dummy[n] == DACCE_DUMMY_LEAF)
+				continue; /* checked below, all leaf nodes together */
 			/* Ranges tile [dummy, numCC) in order. */
 			ck_assert_uint_eq(d->en[e], next);
 			next += d->num_cc[d->edge_caller[e]];
-			listed++;
 		}
-		ck_assert_uint_eq(next, d->num_cc[n]);
+		if (d->dummy[n] != DACCE_DUMMY_LEAF)
+			ck_assert_uint_eq(next, d->num_cc[n]);
 		if (d->num_cc[n] > max_cc)
 			max_cc = d->num_cc[n];
 	}
+	/* Leaf ranges tile [floor, numCC of every leaf node), above every other node's ids. */
+	leaf_next = floor;
+	for (uint32_t k = 0; k < d->n_leaf_range; k++) {
+		ck_assert_uint_eq(d->leaf_range[k].en, leaf_next);
+		leaf_next = d->leaf_range[k].end;
+	}
+	for (uint32_t n = 0; n < d->n_nodes; n++)
+		if (d->dummy[n] == DACCE_DUMMY_LEAF)
+			ck_assert_uint_eq(d->num_cc[n], leaf_next);
 	for (uint32_t e = 0; e < d->n_edges; e++)
 		encoded += d->edge_class[e] == DACCE_EDGE_ENCODED;
 	ck_assert_uint_eq(listed, encoded);
@@ -293,6 +309,157 @@ START_TEST(test_pinned_edge_is_never_encoded)
 }
 END_TEST
 
+/* Decodes st ending in node, outermost first, into buf. */
+static int decode_names(struct testgraph *tg, const struct dacce_dict *d,
+			const struct dacce_state *st, uint32_t node, char *buf, size_t len)
+{
+	struct dacce_frame frames[32];
+	struct dacce_snapshot snap = dacce_snapshot_of(st, node);
+	int n = dacce_decode(d, tg->graph, &snap, frames, 32, NULL);
+
+	buf[0] = '\0';
+	if (n > 0)
+		tg_path_names(tg, frames, n, buf, len);
+	return n;
+}
+
+/*
+ * main -> {A, B} -> C; A -> A recursion; leaf calls: A -> malloc, B -> malloc,
+ * C -> strlen (hottest), main -> free.
+ */
+static void leaf_graph(struct testgraph *tg, uint32_t e[8])
+{
+	tg_init(tg);
+	e[0] = tg_root(tg, "main");
+	e[1] = tg_call(tg, "main", "A", 10);
+	e[2] = tg_call(tg, "main", "B", 5);
+	e[3] = tg_call(tg, "A", "C", 10);
+	e[4] = tg_call(tg, "B", "C", 5);
+	e[5] = tg_call(tg, "A", "malloc", 100);
+	e[6] = tg_call(tg, "B", "malloc", 50);
+	e[7] = tg_call(tg, "C", "strlen", 1000);
+	for (int i = 5; i < 8; i++)
+		ck_assert_int_eq(dacce_graph_leaf_edge(tg->graph, e[i]), 0);
+	ck_assert_int_eq(dacce_graph_leaf_edge(tg->graph, 12345), -EINVAL);
+}
+
+START_TEST(test_leaf_calls_share_an_id_space_above_all_others)
+{
+	struct testgraph tg;
+	struct dacce_dict *d;
+	struct dacce_state st;
+	uint32_t e[8], mf;
+	char names[256];
+
+	leaf_graph(&tg, e);
+	mf = tg_call(&tg, "main", "free", 3);
+	ck_assert_int_eq(dacce_graph_leaf_edge(tg.graph, mf), 0);
+	d = encode_with(&tg, 0, 8);
+	/* C has the most contexts (2): leaf ids start there, the hottest leaf edge first. */
+	ck_assert_uint_eq(d->num_cc[tg_fn(&tg, "C")], 2);
+	ck_assert_uint_eq(d->en[e[7]], 2);
+	ck_assert_uint_eq(d->en[e[5]], 4);
+	ck_assert_uint_eq(d->en[e[6]], 5);
+	ck_assert_uint_eq(d->en[mf], 6);
+	ck_assert_uint_eq(d->n_leaf_range, 4);
+	ck_assert_uint_eq(d->max_id, 6);
+	ck_assert_uint_eq(d->dummy[tg_fn(&tg, "strlen")], DACCE_DUMMY_LEAF);
+	ck_assert_uint_eq(d->dummy[tg_fn(&tg, "C")], 0);
+
+	/* main -> B -> C -> strlen: inside the leaf call, the id alone says where. */
+	dacce_state_init(&st, d->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, d, tg.graph, e[0]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, e[2]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, e[4]), 0);
+	/* Not in a leaf call yet: no leaf range holds C's id. */
+	ck_assert_int_lt(decode_names(&tg, d, &st, DACCE_IN_LEAF, names, sizeof(names)), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, e[7]), 0);
+	ck_assert_int_eq(st.cc_depth, 0);
+	ck_assert_int_eq(decode_names(&tg, d, &st, DACCE_IN_LEAF, names, sizeof(names)), 4);
+	ck_assert_str_eq(names, "main B C strlen");
+	ck_assert_int_eq(decode_names(&tg, d, &st, tg_fn(&tg, "strlen"), names, sizeof(names)), 4);
+	ck_assert_str_eq(names, "main B C strlen");
+	ck_assert_int_eq(dacce_op_return(&st, d, tg.graph, e[7]), 0);
+	ck_assert_int_lt(decode_names(&tg, d, &st, DACCE_IN_LEAF, names, sizeof(names)), 0);
+	dacce_state_fini(&st);
+	dacce_dict_free(d);
+	tg_fini(&tg);
+}
+END_TEST
+
+START_TEST(test_leaf_call_above_pushed_entries_and_under_a_signal)
+{
+	struct testgraph tg;
+	struct dacce_dict *d;
+	struct dacce_state st;
+	uint32_t e[8], aa, sig;
+	char names[256];
+
+	leaf_graph(&tg, e);
+	aa = tg_call(&tg, "A", "A", 10);
+	ck_assert_int_eq(dacce_graph_add_root_edge(tg.graph, DACCE_ROOT_SITE_SIGNAL,
+						    tg_fn(&tg, "H"), &sig), 0);
+	d = encode_with(&tg, 0, 8);
+	ck_assert_uint_eq(d->edge_class[aa], DACCE_EDGE_BACK);
+
+	/* main -> A -> A (pushed) -> malloc: a sub-path above the entry, offset by maxID + 1. */
+	dacce_state_init(&st, d->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, d, tg.graph, e[0]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, e[1]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, aa), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, e[5]), 0);
+	ck_assert_uint_gt(st.id, d->max_id);
+	ck_assert_int_eq(decode_names(&tg, d, &st, DACCE_IN_LEAF, names, sizeof(names)), 4);
+	ck_assert_str_eq(names, "main A A malloc");
+
+	/* A signal inside malloc: the handler's root continues in the leaf call. */
+	ck_assert_int_eq(dacce_op_nested_enter(&st, d, sig, DACCE_IN_LEAF), 0);
+	ck_assert_int_eq(decode_names(&tg, d, &st, tg_fn(&tg, "H"), names, sizeof(names)), 5);
+	ck_assert_str_eq(names, "main A A malloc H");
+	ck_assert_int_eq(dacce_op_nested_leave(&st, sig), 0);
+	dacce_state_fini(&st);
+	dacce_dict_free(d);
+	tg_fini(&tg);
+}
+END_TEST
+
+START_TEST(test_leaf_state_translates_to_the_next_epoch)
+{
+	struct testgraph tg;
+	struct dacce_dict *from, *to;
+	struct dacce_state st;
+	uint32_t e[8];
+	char names[256];
+
+	leaf_graph(&tg, e);
+	from = encode_with(&tg, 0, 8);
+	dacce_state_init(&st, from->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, from, tg.graph, e[0]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, from, tg.graph, e[2]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, from, tg.graph, e[6]), 0);
+	/* The hot leaf edge moves: B -> malloc comes first in the next epoch. */
+	tg.graph->edges[e[6]].freq = 100000;
+	struct dacce_encode_opts opts;
+
+	dacce_encode_opts_default(&opts);
+	opts.epoch = 1;
+	ck_assert_int_eq(dacce_encode(tg.graph, &opts, &to), 0);
+	assert_dict_invariants(to);
+	ck_assert_uint_ne(to->en[e[6]], from->en[e[6]]);
+	ck_assert_int_eq(dacce_translate(from, to, tg.graph, &st, DACCE_IN_LEAF, NULL), 0);
+	ck_assert_int_eq(decode_names(&tg, to, &st, DACCE_IN_LEAF, names, sizeof(names)), 3);
+	ck_assert_str_eq(names, "main B malloc");
+	/* What the new epoch's code undoes on return leaves B's own context. */
+	ck_assert_int_eq(dacce_op_return(&st, to, tg.graph, e[6]), 0);
+	ck_assert_int_eq(decode_names(&tg, to, &st, tg_fn(&tg, "B"), names, sizeof(names)), 2);
+	ck_assert_str_eq(names, "main B");
+	dacce_state_fini(&st);
+	dacce_dict_free(from);
+	dacce_dict_free(to);
+	tg_fini(&tg);
+}
+END_TEST
+
 START_TEST(test_dispatch_table_for_many_targets)
 {
 	struct testgraph tg;
@@ -361,6 +528,9 @@ static Suite *encode_suite(void)
 	tcase_add_test(tc, test_default_limit_holds_for_huge_context_counts);
 	tcase_add_test(tc, test_demoted_contexts_still_decode);
 	tcase_add_test(tc, test_pinned_edge_is_never_encoded);
+	tcase_add_test(tc, test_leaf_calls_share_an_id_space_above_all_others);
+	tcase_add_test(tc, test_leaf_call_above_pushed_entries_and_under_a_signal);
+	tcase_add_test(tc, test_leaf_state_translates_to_the_next_epoch);
 	tcase_add_test(tc, test_dispatch_table_for_many_targets);
 	tcase_add_test(tc, test_bad_options);
 	suite_add_tcase(s, tc);

@@ -29,17 +29,21 @@
 #define LIBC_BIAS 0x7f0000000000ull
 #define CODE_REGION 0x555600000000ull
 
-/* The made-up program: main -> f -> g; main -> libc (a call out); cb -> g, called back. */
-enum { N_MAIN = 1, N_F, N_G, N_LIBC, N_CB };
+/*
+ * The made-up program: main -> f -> g; main -> libc (a call out); cb -> g,
+ * called back; f -> memcpy, a leaf call (runtime/leaves.h).
+ */
+enum { N_MAIN = 1, N_F, N_G, N_LIBC, N_CB, N_MEMCPY };
 static const struct {
 	uint32_t module;
 	uint64_t offset, size;
 } node_def[] = {
 	[N_MAIN] = { 0, 0x1000, 0x100 }, [N_F] = { 0, 0x1100, 0x100 }, [N_G] = { 0, 0x1200, 0x100 },
 	[N_LIBC] = { 1, 0x5000, 0 },	 [N_CB] = { 0, 0x1300, 0x100 },
+	[N_MEMCPY] = { 1, 0x6000, 0 },
 };
 
-enum { E_ROOT, E_MAIN_F, E_F_G, E_MAIN_LIBC, E_CB_G, E_THREAD_F, N_EDGES };
+enum { E_ROOT, E_MAIN_F, E_F_G, E_MAIN_LIBC, E_CB_G, E_THREAD_F, E_F_MEMCPY, N_EDGES };
 
 struct fixture {
 	char path[64];
@@ -78,7 +82,7 @@ static void announce_module(int64_t index, const char *path, uint64_t bias, cons
 
 /* Adds an edge to our graph and announces it as the runtime would. */
 static uint32_t add_edge(uint32_t caller, uint32_t callee, enum dacce_site_kind kind,
-			 uint64_t site_offset, bool pinned)
+			 uint64_t site_offset, uint8_t flags)
 {
 	struct dacce_ev_edge ev = { 0 };
 	uint32_t site, edge;
@@ -90,8 +94,10 @@ static uint32_t add_edge(uint32_t caller, uint32_t callee, enum dacce_site_kind 
 		ck_assert_int_eq(dacce_graph_add_site(fx.graph, caller, 0, site_offset, kind, &site), 0);
 		ck_assert_int_eq(dacce_graph_add_edge(fx.graph, site, callee, &edge), 0);
 	}
-	if (pinned)
+	if (flags & DACCE_EDGE_PINNED)
 		ck_assert_int_eq(dacce_graph_pin_edge(fx.graph, edge), 0);
+	if (flags & DACCE_EDGE_LEAF)
+		ck_assert_int_eq(dacce_graph_leaf_edge(fx.graph, edge), 0);
 	header(&ev.h, DACCE_EV_EDGE, PID);
 	ev.edge = edge;
 	ev.caller = fx.graph->edges[edge].caller;
@@ -99,7 +105,7 @@ static uint32_t add_edge(uint32_t caller, uint32_t callee, enum dacce_site_kind 
 	ev.kind = (uint8_t)kind;
 	ev.site_module = 0;
 	ev.site_offset = site_offset;
-	ev.flags = pinned ? DACCE_EDGE_PINNED : 0;
+	ev.flags = flags;
 	feed(&ev, sizeof(ev));
 	return edge;
 }
@@ -195,7 +201,7 @@ static void setup(void)
 	announce_module(0, "/usr/bin/made-up", EXE_BIAS, "exe");
 	announce_module(1, "/usr/lib/libc-made-up.so", LIBC_BIAS, "libc");
 	announce_module(-1, "/usr/bin/made-up", EXE_BIAS, "exe"); /* a later scan: same module */
-	for (uint32_t n = N_MAIN; n <= N_CB; n++) {
+	for (uint32_t n = N_MAIN; n <= N_MEMCPY; n++) {
 		struct dacce_ev_node ev = { .node = n, .module = node_def[n].module,
 					    .offset = node_def[n].offset, .size = node_def[n].size };
 		uint32_t got;
@@ -207,12 +213,13 @@ static void setup(void)
 		header(&ev.h, DACCE_EV_NODE, PID);
 		feed(&ev, sizeof(ev));
 	}
-	fx.edge[E_ROOT] = add_edge(DACCE_ROOT_NODE, N_MAIN, DACCE_SITE_ROOT_MAIN, 0, false);
-	fx.edge[E_MAIN_F] = add_edge(N_MAIN, N_F, DACCE_SITE_DIRECT, 0x1010, false);
-	fx.edge[E_F_G] = add_edge(N_F, N_G, DACCE_SITE_DIRECT, 0x1110, false);
-	fx.edge[E_MAIN_LIBC] = add_edge(N_MAIN, N_LIBC, DACCE_SITE_PLT, 0x1020, true);
-	fx.edge[E_CB_G] = add_edge(N_CB, N_G, DACCE_SITE_DIRECT, 0x1310, false);
-	fx.edge[E_THREAD_F] = add_edge(DACCE_ROOT_NODE, N_F, DACCE_SITE_ROOT_THREAD, 0, false);
+	fx.edge[E_ROOT] = add_edge(DACCE_ROOT_NODE, N_MAIN, DACCE_SITE_ROOT_MAIN, 0, 0);
+	fx.edge[E_MAIN_F] = add_edge(N_MAIN, N_F, DACCE_SITE_DIRECT, 0x1010, 0);
+	fx.edge[E_F_G] = add_edge(N_F, N_G, DACCE_SITE_DIRECT, 0x1110, 0);
+	fx.edge[E_MAIN_LIBC] = add_edge(N_MAIN, N_LIBC, DACCE_SITE_PLT, 0x1020, DACCE_EDGE_PINNED);
+	fx.edge[E_CB_G] = add_edge(N_CB, N_G, DACCE_SITE_DIRECT, 0x1310, 0);
+	fx.edge[E_THREAD_F] = add_edge(DACCE_ROOT_NODE, N_F, DACCE_SITE_ROOT_THREAD, 0, 0);
+	fx.edge[E_F_MEMCPY] = add_edge(N_F, N_MEMCPY, DACCE_SITE_PLT, 0x1120, DACCE_EDGE_LEAF);
 	header(&region.h, DACCE_EV_CODE_REGION, PID);
 	feed(&region, sizeof(region));
 	header(&entry.h, DACCE_EV_CODE_ENTRY, PID);
@@ -300,8 +307,9 @@ static void expect(int index, enum dacce_resolve_status status, const char *node
 
 	dacce_resolved_init(&r);
 	resolve_sample(index, &r);
-	ck_assert_msg(r.status == status, "sample %d: %s, want %s", index,
-		      dacce_resolve_status_name(r.status), dacce_resolve_status_name(status));
+	ck_assert_msg(r.status == status, "sample %d: %s (%s), want %s", index,
+		      dacce_resolve_status_name(r.status), r.why ? r.why : "-",
+		      dacce_resolve_status_name(status));
 	ck_assert_str_eq(nodes_of(&r), nodes);
 	ck_assert_int_eq(r.leaf_outside, outside);
 	dacce_resolved_fini(&r);
@@ -351,6 +359,31 @@ START_TEST(test_contexts_resolve_to_their_paths)
 	expect(4, DACCE_RESOLVED_CALLBACK, "3 5 | 4 1", false);
 	expect(5, DACCE_UNRESOLVED_RUNTIME, "", false);
 	expect(6, DACCE_UNRESOLVED_SIGRETURN, "", false);
+}
+END_TEST
+
+/* A leaf call is encoded, not pushed: in library code, the id alone names it. */
+START_TEST(test_a_leaf_call_resolves_from_its_id)
+{
+	struct dacce_state st;
+	uint32_t path[3];
+
+	setup();
+	path[0] = fx.edge[E_ROOT], path[1] = fx.edge[E_MAIN_F], path[2] = fx.edge[E_F_MEMCPY];
+	ck_assert_uint_eq(fx.dict->dummy[N_MEMCPY], DACCE_DUMMY_LEAF);
+	ck_assert_uint_gt(fx.dict->en[fx.edge[E_F_MEMCPY]], 0);
+	/* 0: main -> f -> memcpy, the pc in libc: nothing pushed. */
+	state_at(&st, path, 3);
+	ck_assert_uint_eq(st.cc_depth, 0);
+	sample(PID, pc_in(N_MEMCPY) + 0x40, &st, 0);
+	/* 1: f's own state with the pc in libc: no leaf call holds it, never a guess. */
+	dacce_state_fini(&st);
+	state_at(&st, path, 2);
+	sample(PID, pc_in(N_MEMCPY), &st, 0);
+	dacce_state_fini(&st);
+	load();
+	expect(0, DACCE_RESOLVED, "6 2 1", true);
+	expect(1, DACCE_UNRESOLVED_DECODE, "", true);
 }
 END_TEST
 
@@ -409,11 +442,11 @@ START_TEST(test_lost_edge_records_never_shift_later_edges)
 
 	setup();
 	/* An edge whose record the ring buffer lost, then two announced: both call g. */
-	add_edge(N_F, N_CB, DACCE_SITE_INDIRECT, 0x1130, false);
+	add_edge(N_F, N_CB, DACCE_SITE_INDIRECT, 0x1130, 0);
 	ck_assert_int_eq(sqlite3_exec(fx.store->db, "DELETE FROM edges WHERE idx = (SELECT max(idx) "
 					"FROM edges)", NULL, NULL, NULL), SQLITE_OK);
-	y = add_edge(N_MAIN, N_G, DACCE_SITE_DIRECT, 0x1030, false);
-	add_edge(N_F, N_G, DACCE_SITE_INDIRECT, 0x1140, false);
+	y = add_edge(N_MAIN, N_G, DACCE_SITE_DIRECT, 0x1030, 0);
+	add_edge(N_F, N_G, DACCE_SITE_INDIRECT, 0x1140, 0);
 	/* main -> g through the edge after the gap, the pc in g. */
 	path[0] = fx.edge[E_ROOT], path[1] = y;
 	state_at(&st, path, 2);
@@ -434,6 +467,7 @@ static Suite *model_suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_contexts_resolve_to_their_paths);
+	tcase_add_test(tc, test_a_leaf_call_resolves_from_its_id);
 	tcase_add_test(tc, test_threads_continue_into_their_creation_context);
 	tcase_add_test(tc, test_a_missing_dictionary_is_said_not_guessed);
 	tcase_add_test(tc, test_lost_edge_records_never_shift_later_edges);

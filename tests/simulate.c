@@ -88,6 +88,7 @@ struct sim_site {
 struct sim_fn {
 	uint32_t node; /* DACCE_NONE until first entered */
 	uint32_t first_site, n_sites;
+	bool leaf;     /* a library function that calls nothing back (graph.h's leaf edges) */
 };
 
 struct program {
@@ -122,15 +123,19 @@ static void generate_program(struct program *p)
 	bool big_indirect = chance(0.05);
 	uint32_t n_core = 3 + rnd_below(chance(0.2) ? 120 : 30);
 	uint32_t n_extra = big_indirect ? 500 + rnd_below(2500) : 0;
+	uint32_t n_leaves = chance(0.7) ? 1 + rnd_below(6) : 0, first_leaf = n_core + n_extra;
+	double p_leaf = n_leaves ? 0.05 + 0.25 * (double)rnd_below(100) / 100.0 : 0;
 
 	memset(p, 0, sizeof(*p));
-	p->n_fns = n_core + n_extra;
+	p->n_fns = n_core + n_extra + n_leaves;
 	p->fns = xcalloc(p->n_fns, sizeof(*p->fns));
 	for (uint32_t f = 0; f < p->n_fns; f++) {
-		/* main always calls something */
-		uint32_t n_sites = f == 0 ? 1 + rnd_below(5) : f < n_core ? rnd_below(6) : rnd_below(2);
+		/* main always calls something; leaves call nothing */
+		uint32_t n_sites = f == 0 ? 1 + rnd_below(5) : f < n_core ? rnd_below(6)
+							  : f < first_leaf ? rnd_below(2) : 0;
 
 		p->fns[f].node = DACCE_NONE;
+		p->fns[f].leaf = f >= first_leaf;
 		p->fns[f].first_site = p->n_sites;
 		p->fns[f].n_sites = n_sites;
 		p->sites = xrealloc(p->sites, sizeof(*p->sites) * (p->n_sites + n_sites));
@@ -150,6 +155,7 @@ static void generate_program(struct program *p)
 			for (uint32_t t = 0; t < s->n_targets; t++)
 				s->targets[t] = s->n_targets == n_extra && big_indirect
 							? n_core + t
+						: chance(p_leaf) ? first_leaf + rnd_below(n_leaves)
 							: rnd_below(n_core);
 		}
 	}
@@ -218,6 +224,7 @@ struct stats {
 	/* Coverage: proof that every mechanism was exercised. */
 	uint64_t tail_calls, nested_roots, threads, chain_checks, dispatch_hits;
 	uint64_t demoted_edges, back_edges, compressed_pushes, caught_programs;
+	uint64_t leaf_calls, leaf_checks;
 	uint32_t max_depth, max_cc_depth;
 };
 
@@ -316,6 +323,25 @@ static uint32_t fn_of_node(const struct sim *s, uint32_t node)
 
 /* ------------------------------------------------------------------ checking */
 
+/*
+ * Where the runtime and the sampler say a thread is: its function, or, in a
+ * leaf (library code), the call out just pushed when there is one (id =
+ * maxID + 1), else DACCE_IN_LEAF: the id names the leaf call.
+ */
+static uint32_t where(const struct sim *s, const struct dacce_dict *d, const struct thread *t)
+{
+	uint32_t node = t->l[t->n_l - 1].node;
+	struct dacce_edge_view top;
+
+	if (!s->prog.fns[fn_of_node(s, node)].leaf)
+		return node;
+	if (t->st.cc_depth > 0 && t->st.id == d->max_id + 1 &&
+	    dacce_dict_edge(d, s->graph, t->st.cc[t->st.cc_depth - 1].edge, &top) == 0 &&
+	    top.callee == node)
+		return node;
+	return DACCE_IN_LEAF;
+}
+
 static bool frames_equal(const struct dacce_frame *got, const struct lframe *want, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -328,11 +354,12 @@ static bool frames_equal(const struct dacce_frame *got, const struct lframe *wan
 static int check_thread(struct sim *s, struct thread *t)
 {
 	struct dacce_decode_error err = { 0 };
-	struct dacce_snapshot snap = dacce_snapshot_of(&t->st, t->l[t->n_l - 1].node);
+	struct dacce_snapshot snap = dacce_snapshot_of(&t->st, where(s, current_dict(s), t));
 	struct dacce_path path;
 	int ret;
 
 	s->stats->checks++;
+	s->stats->leaf_checks += snap.node == DACCE_IN_LEAF;
 	dacce_path_init(&path);
 	ret = dacce_decode_append(current_dict(s), s->graph, &snap, &path, &err);
 	if (ret) {
@@ -456,8 +483,12 @@ static void encode_epoch(struct sim *s)
 		dict = through_file_format(dict);
 	if (s->mutate && s->n_dicts > 0) {
 		mutate_dict(dict);
-		if (dacce_dict_index(dict))
-			die_errno("index dictionary", -ENOMEM);
+		err = dacce_dict_index(dict);
+		/* Overlapping leaf ranges: the file reader would refuse it, so it is caught. */
+		if (err == -EBADMSG)
+			mismatch(s, "leaf ranges overlap", err);
+		else if (err)
+			die_errno("index dictionary", err);
 	}
 	s->dicts = xrealloc(s->dicts, sizeof(*s->dicts) * (s->n_dicts + 1));
 	s->dicts[s->n_dicts++] = dict;
@@ -487,7 +518,7 @@ static void reencode(struct sim *s)
 		if (err)
 			die_errno("copy state", err);
 		result[i] = dacce_translate(from, current_dict(s), s->graph, &next[i],
-					    t->l[t->n_l - 1].node, NULL);
+					    where(s, from, t), NULL);
 		put_off = result[i] == -EAGAIN;
 	}
 	if (put_off) {
@@ -591,6 +622,8 @@ static uint32_t discover_edge(struct sim *s, struct sim_site *site, uint32_t tar
 			die_errno("add site", err);
 	}
 	err = dacce_graph_add_edge(s->graph, site->graph_site, callee, &edge);
+	if (!err && s->prog.fns[target].leaf)
+		err = dacce_graph_leaf_edge(s->graph, edge);
 	if (err)
 		die_errno("add edge", err);
 	return edge;
@@ -627,6 +660,7 @@ static int do_call(struct sim *s, struct thread *t, struct sim_site *site)
 		return -1;
 	s->graph->edges[edge].freq++;
 	s->stats->calls++;
+	s->stats->leaf_calls += s->prog.fns[target].leaf;
 	if (dacce_site_kind_is_tail(site->kind)) {
 		s->stats->tail_calls++;
 		err = dacce_op_tail(&t->st, current_dict(s), s->graph, edge, t->n_r - 1);
@@ -655,7 +689,7 @@ static int do_nested(struct sim *s, struct thread *t)
 	err = dacce_graph_add_root_edge(s->graph, kind, node_of(s, fn), &edge);
 	if (err)
 		die_errno("add root edge", err);
-	err = dacce_op_nested_enter(&t->st, current_dict(s), edge, t->l[t->n_l - 1].node);
+	err = dacce_op_nested_enter(&t->st, current_dict(s), edge, where(s, current_dict(s), t));
 	if (err)
 		return mismatch(s, "nested root", err);
 	push_r(t, RF_NESTED, edge);
@@ -694,6 +728,9 @@ static int step_thread(struct sim *s, uint32_t index)
 
 	if (t->n_r == 1)
 		p_ret = 0.002; /* roots rarely end */
+	/* A signal may arrive while a leaf runs; a leaf calls nothing. */
+	if (f->leaf && chance(0.05) && t->n_r < 4096)
+		return do_nested(s, t);
 	if (f->n_sites == 0 || t->n_l >= s->prog.max_depth || chance(p_ret))
 		return do_return(s, t);
 	if (chance(0.004) && t->n_r < 4096)
@@ -826,13 +863,15 @@ int main(int argc, char **argv)
 	       s.mutate ? " (mutated encodings)" : "");
 	printf("simulate: coverage: tail=%llu nested=%llu threads=%llu chain-checks=%llu "
 	       "dispatch-hits=%llu demoted=%llu back=%llu compressed=%llu max-depth=%u "
-	       "max-ccstack=%u programs-with-mismatch=%llu checks=%llu\n",
+	       "max-ccstack=%u programs-with-mismatch=%llu checks=%llu leaf-calls=%llu "
+	       "leaf-checks=%llu\n",
 	       (unsigned long long)stats.tail_calls, (unsigned long long)stats.nested_roots,
 	       (unsigned long long)stats.threads, (unsigned long long)stats.chain_checks,
 	       (unsigned long long)stats.dispatch_hits, (unsigned long long)stats.demoted_edges,
 	       (unsigned long long)stats.back_edges, (unsigned long long)stats.compressed_pushes,
 	       stats.max_depth, stats.max_cc_depth, (unsigned long long)stats.caught_programs,
-	       (unsigned long long)stats.checks);
+	       (unsigned long long)stats.checks, (unsigned long long)stats.leaf_calls,
+	       (unsigned long long)stats.leaf_checks);
 	if (expect_mismatch) {
 		printf("simulate: mutation check %s: wrong encodings caught in %llu of %llu programs\n",
 		       stats.mismatches ? "passed" : "FAILED",

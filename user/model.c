@@ -191,6 +191,8 @@ static void load_edges(struct loader *l, int64_t row, const struct limits *lim)
 		}
 		if (sqlite3_column_int64(stmt, 6) & DACCE_EDGE_PINNED)
 			dacce_graph_pin_edge(p->graph, got);
+		if (sqlite3_column_int64(stmt, 6) & DACCE_EDGE_LEAF)
+			dacce_graph_leaf_edge(p->graph, got);
 	}
 	sqlite3_finalize(stmt);
 }
@@ -694,8 +696,9 @@ uint32_t dacce_model_function_at(const struct dacce_model_proc *proc, uint64_t p
 }
 
 /*
- * Outside instrumented code, a context ends in the boundary call on top of
- * the ccStack (calls out are always pushed: id is then maxID + 1).
+ * Outside instrumented code, a context ends in the call out on top of the
+ * ccStack when it was just pushed (id is then maxID + 1); otherwise in a
+ * leaf call (runtime/leaves.h), which the id names.
  */
 static uint32_t boundary_on_top(struct dacce_model_proc *proc,
 				const struct dacce_raw_context *ctx)
@@ -708,6 +711,14 @@ static uint32_t boundary_on_top(struct dacce_model_proc *proc,
 	    top.callee >= proc->graph->n_nodes || proc->node_size[top.callee] != 0)
 		return DACCE_NONE;
 	return top.callee;
+}
+
+/* Whether the epoch has leaf calls and the id is in their space (a decoding then says which). */
+static bool in_leaf_space(struct dacce_model_proc *proc, const struct dacce_raw_context *ctx)
+{
+	const struct dacce_dict *dict = dacce_model_dict(proc, ctx->epoch);
+
+	return dict && dict->n_leaf_range > 0;
 }
 
 static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64_t pc,
@@ -738,6 +749,8 @@ static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64
 			return DACCE_RESOLVED;
 	}
 	*node = boundary_on_top(proc, ctx);
+	if (*node == DACCE_NONE && m && in_leaf_space(proc, ctx))
+		*node = DACCE_IN_LEAF;
 	if (*node == DACCE_NONE)
 		return DACCE_UNRESOLVED_UNKNOWN_PC;
 	*outside = true;
@@ -832,6 +845,8 @@ static uint32_t boundary_of_entry(struct dacce_model_proc *proc, const struct da
 static bool keep_proven(struct dacce_model_proc *proc, const struct dacce_dict *dict,
 			struct dacce_resolved *r, size_t start, uint32_t node, uint64_t id_rel)
 {
+	if (node == DACCE_IN_LEAF)
+		return false;
 	for (size_t i = start; i < r->path.len; i++) {
 		struct dacce_edge_view v;
 

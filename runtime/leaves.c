@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+#include "leaves.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * libc functions that call nothing a program can provide: no callbacks and no
+ * call to a symbol the program could define in their place.  They may fail
+ * with abort() (a signal: a nested root, which is fine) but never reach
+ * program code otherwise.  Cancellation points are left out: a cancellation
+ * unwinds from inside them.
+ */
+static const char *const pure_leaves[] = {
+	"memcpy", "memmove", "memset", "memcmp", "bcmp", "memchr", "memrchr", "rawmemchr",
+	"mempcpy", "bzero", "strlen", "strnlen", "strcmp", "strncmp", "strcpy", "strncpy",
+	"stpcpy", "stpncpy", "strcat", "strncat", "strchr", "strrchr", "strchrnul", "strstr",
+	"strspn", "strcspn", "strpbrk", "strcasecmp", "strncasecmp", "wcslen", "wcsnlen",
+	"wcscmp", "wcsncmp", "wcscpy", "wcschr", "wcsrchr", "wmemcpy", "wmemmove", "wmemset",
+	"wmemchr", "wmemcmp", "__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk",
+	"__strcpy_chk", "__strncpy_chk", "__stpcpy_chk", "__strcat_chk", "__strncat_chk",
+	"__ctype_b_loc", "__ctype_tolower_loc", "__ctype_toupper_loc",
+	"__ctype_get_mb_cur_max", "tolower", "toupper", "__errno_location", "getpid",
+	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "malloc_usable_size",
+};
+
+/* Leaves only while libc's malloc is the one in use: they call it through libc's PLT. */
+static const char *const malloc_leaves[] = { "strdup", "strndup", "__strdup" };
+static const char *const malloc_family[] = { "malloc", "free", "calloc", "realloc" };
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+struct lookup {
+	void *libc;
+	bool libc_malloc;
+};
+
+/* libc's definition of name when the global scope resolves name to it, else NULL. */
+static void *libc_definition(const struct lookup *l, const char *name)
+{
+	void *mine = dlsym(l->libc, name);
+
+	return mine && dlsym(RTLD_DEFAULT, name) == mine ? mine : NULL;
+}
+
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(name, list[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool is_leaf_name(const struct lookup *l, const char *name)
+{
+	if (in_list(name, pure_leaves, N_OF(pure_leaves)))
+		return true;
+	return l->libc_malloc && in_list(name, malloc_leaves, N_OF(malloc_leaves));
+}
+
+static int push(uintptr_t **array, size_t *n, size_t *cap, uintptr_t value)
+{
+	if (*n == *cap) {
+		size_t grown_cap = *cap ? *cap * 2 : 32;
+		uintptr_t *grown = realloc(*array, grown_cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		*array = grown;
+		*cap = grown_cap;
+	}
+	(*array)[(*n)++] = value;
+	return 0;
+}
+
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The GOT slots of one relocation section whose symbol is a leaf defined by libc. */
+static int collect_slots(Elf *elf, Elf_Scn *rela, const GElf_Shdr *sh, uintptr_t bias,
+			 const struct lookup *l, struct dacce_leaves *out, size_t *cap)
+{
+	Elf_Scn *symtab = elf_getscn(elf, sh->sh_link);
+	Elf_Data *data = elf_getdata(rela, NULL), *syms;
+	GElf_Shdr sym_sh;
+	size_t count;
+
+	if (!symtab || !data || !gelf_getshdr(symtab, &sym_sh) || sh->sh_entsize == 0)
+		return 0;
+	syms = elf_getdata(symtab, NULL);
+	if (!syms)
+		return 0;
+	count = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		unsigned type;
+		int err;
+
+		if (!gelf_getrela(data, (int)i, &r))
+			break;
+		type = GELF_R_TYPE(r.r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		if (!gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym) ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx != SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sym_sh.sh_link, sym.st_name);
+		if (!name || !is_leaf_name(l, name) || !libc_definition(l, name))
+			continue;
+		err = push(&out->slots, &out->n_slots, cap, bias + r.r_offset);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int collect_program_slots(const struct dacce_module_info *exe, const struct lookup *l,
+				 struct dacce_leaves *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+	int fd, err = 0;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	fd = open(exe->is_main ? "/proc/self/exe" : exe->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(fd);
+		return -EBADMSG;
+	}
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
+			err = collect_slots(elf, scn, &sh, exe->bias, l, out, &cap);
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static int collect_targets(const struct lookup *l, struct dacce_leaves *out)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < N_OF(pure_leaves) && !err; i++) {
+		void *at = libc_definition(l, pure_leaves[i]);
+
+		if (at)
+			err = push(&out->targets, &out->n_targets, &cap, (uintptr_t)at);
+	}
+	for (size_t i = 0; i < N_OF(malloc_leaves) && !err && l->libc_malloc; i++) {
+		void *at = libc_definition(l, malloc_leaves[i]);
+
+		if (at)
+			err = push(&out->targets, &out->n_targets, &cap, (uintptr_t)at);
+	}
+	return err;
+}
+
+int dacce_leaves_load(const struct dacce_module_info *exe, struct dacce_leaves *leaves)
+{
+	struct lookup l = { .libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY) };
+	int err;
+
+	memset(leaves, 0, sizeof(*leaves));
+	if (!l.libc)
+		return -ENOENT;
+	l.libc_malloc = true;
+	for (size_t i = 0; i < N_OF(malloc_family); i++)
+		l.libc_malloc = l.libc_malloc && libc_definition(&l, malloc_family[i]);
+	err = collect_program_slots(exe, &l, leaves);
+	if (!err)
+		err = collect_targets(&l, leaves);
+	dlclose(l.libc);
+	if (err) {
+		dacce_leaves_fini(leaves);
+		return err;
+	}
+	qsort(leaves->slots, leaves->n_slots, sizeof(*leaves->slots), by_address);
+	qsort(leaves->targets, leaves->n_targets, sizeof(*leaves->targets), by_address);
+	return 0;
+}
+
+void dacce_leaves_fini(struct dacce_leaves *leaves)
+{
+	if (!leaves)
+		return;
+	free(leaves->slots);
+	free(leaves->targets);
+	memset(leaves, 0, sizeof(*leaves));
+}
+
+/* By hand, not bsearch(): called under the runtime lock, where the program's own bsearch could run. */
+static bool contains(const uintptr_t *sorted, size_t n, uintptr_t value)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return value && lo < n && sorted[lo] == value;
+}
+
+bool dacce_leaves_is_leaf_call(const struct dacce_leaves *leaves, uintptr_t slot,
+			       uintptr_t target)
+{
+	return contains(leaves->slots, leaves->n_slots, slot) ||
+	       contains(leaves->targets, leaves->n_targets, target);
+}
