@@ -28,12 +28,14 @@ static const char *const pure_leaves[] = {
 	"__strcpy_chk", "__strncpy_chk", "__stpcpy_chk", "__strcat_chk", "__strncat_chk",
 	"__ctype_b_loc", "__ctype_tolower_loc", "__ctype_toupper_loc",
 	"__ctype_get_mb_cur_max", "tolower", "toupper", "__errno_location", "getpid",
+	"pthread_self", "pthread_getspecific", "pthread_mutex_lock", "pthread_mutex_trylock",
+	"pthread_mutex_unlock", "clock_gettime", "gettimeofday", "time",
 	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
 	"aligned_alloc", "memalign", "malloc_usable_size",
 };
 
 /* Leaves only while libc's malloc is the one in use: they call it through libc's PLT. */
-static const char *const malloc_leaves[] = { "strdup", "strndup", "__strdup" };
+static const char *const malloc_leaves[] = { "strdup", "strndup", "__strdup", "pthread_setspecific" };
 static const char *const malloc_family[] = { "malloc", "free", "calloc", "realloc" };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
