@@ -149,6 +149,8 @@ $(BUILD)/obj/%.o: %.c
 # those that exchange malloc'd memory with other libraries (libdw, realpath).
 GLIBC_HEAP_SRCS := runtime/cfa.c runtime/funcs.c runtime/modules.c runtime/traits.c \
 	runtime/private_alloc.c
+# A throw out of a signal handler runs the wrapper's cleanup (runtime/signals.c).
+$(BUILD)/pic/runtime/signals.o: ALL_CFLAGS += -fexceptions
 $(BUILD)/pic/%.o: %.c Makefile
 	$(call msg,CC-PIC,$<)
 	$(Q)mkdir -p $(@D)

@@ -72,25 +72,47 @@ static bool put_off(struct dacce_thread *self, const struct user_handler *h, int
 	return true;
 }
 
+/* The handler's root on the ccStack, and what its leaving puts back. */
+struct handler_root {
+	uint32_t root_edge;
+	int pushed;
+	struct dacce_rt_signal_save save;
+};
+
+/*
+ * Leaves the handler's root: when the handler returns, and also when an
+ * exception leaves it (-fnon-call-exceptions: a throw out of a SIGSEGV
+ * handler).  This file is built with -fexceptions so the unwinder runs this
+ * cleanup; the frames the throw leaves then see the interrupted context.
+ */
+static void leave_root(struct handler_root *root)
+{
+	if (root->pushed)
+		dacce_rt_signal_leave(root->root_edge, &root->save);
+}
+
+static void call_handler(const struct user_handler *h, int sig, siginfo_t *info, ucontext_t *uc)
+{
+	struct handler_root root __attribute__((cleanup(leave_root))) = { .root_edge = h->root_edge };
+
+	root.pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
+					    &root.save);
+	if (h->act.sa_flags & SA_SIGINFO)
+		h->act.sa_sigaction(sig, info, uc);
+	else
+		h->act.sa_handler(sig);
+}
+
 static void run_handler(int sig, siginfo_t *info, void *uc_void)
 {
 	const struct user_handler *h = &handlers[sig];
 	struct dacce_thread *self = dacce_thread_self();
 	ucontext_t *uc = uc_void;
-	struct dacce_rt_signal_save save;
-	int pushed;
 
 	if (self->marking && put_off(self, h, sig, info, uc))
 		return;
 	self->handlers_run++;
-	pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], &save);
-
-	if (h->act.sa_flags & SA_SIGINFO)
-		h->act.sa_sigaction(sig, info, uc_void);
-	else
-		h->act.sa_handler(sig);
-	if (pushed)
-		dacce_rt_signal_leave(h->root_edge, &save);
+	call_handler(h, sig, info, uc);
 	dacce_tls_leaving_handler(uc_void);
 }
 

@@ -37,15 +37,18 @@ if [ ${#programs[@]} -eq 0 ]; then
 	done
 fi
 
-# Builds $prog's variant $name as $bin, after its library if it has one.
+# Builds $prog's variant $name as $bin, after its library if it has one.  A program may name
+# flags of its own on a line "// flags: ..." at its top.
 build_variant() {
+	local own
+	own=$(sed -n '1,5s|^// flags: ||p' "$file")
 	# shellcheck disable=SC2086
 	if [ -f "$src/$prog.lib.c" ]; then
 		${CC:-gcc} -g -D_GNU_SOURCE $flags -fPIC -shared -I"$src" "$src/$prog.lib.c" \
 			-o "$(dirname "$bin")/lib$(basename "$prog")-$name.so" || return
 	fi
 	# shellcheck disable=SC2086
-	$cc -g -D_GNU_SOURCE $flags -I"$src" "$file" -o "$bin" -ldl -lpthread
+	$cc -g -D_GNU_SOURCE $flags $own -I"$src" "$file" -o "$bin" -ldl -lpthread
 }
 
 passed=0
