@@ -36,8 +36,8 @@
  * C++ destructors above a trampoline run.  The thread is outside any
  * context then (thread_exit.c), except while a cleanup runs: its frame's
  * context is put back for it, and _Unwind_Resume leaves again.
- * Cancellation unwinds from inside glibc and is not covered
- * (docs/runtime.md).
+ * Cancellation unwinds from inside glibc, through libgcc_s's
+ * _Unwind_ForcedUnwind, whose entry the runtime patches (cancel.h).
  */
 #include <dlfcn.h>
 #include <errno.h>

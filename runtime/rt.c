@@ -31,6 +31,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "cancel.h"
 #include "cfa.h"
 #include "codecache.h"
 #include "dict.h"
@@ -1987,7 +1988,9 @@ void dacce_rt_thread_outside(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
-	if (!tls->cc_base)
+	/* Outside already (pthread_exit, then its forced unwinding: cancel.h). */
+	if (!tls->cc_base ||
+	    (tls->cc_top > tls->cc_base && tls->cc_top[-1].edge == OUTSIDE_EDGE))
 		return;
 	dacce_runtime_enter();
 	*tls->cc_top = (struct dacce_cc_entry){ .id = tls->id, .edge = OUTSIDE_EDGE, .aux = 0 };
@@ -2771,7 +2774,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	struct dacce_encode_opts opts;
 	uint32_t main_edge;
 	const char *log = getenv("DACCE_LOG"), *count;
-	int err, perf_err;
+	int err, perf_err, cancel_err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
 	count = getenv("DACCE_COUNT");
@@ -2803,6 +2806,11 @@ int dacce_rt_start(uintptr_t main_fn)
 		err = reserve_edge_returns();
 	if (err)
 		return err;
+	/* C++ programs have libgcc_s already; others get it at their first thread (start.c). */
+	cancel_err = dacce_cancel_hook_install(false);
+	if (cancel_err && cancel_err != -ENOENT && cancel_err != -EAGAIN)
+		dacce_rt_log(true, "cancelled threads skip the destructors of patched frames: %s",
+			     strerror(-cancel_err));
 	dacce_rt_set_slow_handler(on_first_call);
 	dacce_patch_set_trap_hook(on_trap);
 	pthread_atfork(before_fork, in_parent_after_fork, in_child_after_fork);

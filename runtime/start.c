@@ -18,6 +18,7 @@
 #include "dacce.h"
 #include "graph.h"
 #include "patch.h"
+#include "cancel.h"
 #include "rt.h"
 
 typedef int (*main_fn)(int, char **, char **);
@@ -93,6 +94,15 @@ static void *thread_with_context(void *p)
 	return result;
 }
 
+static void install_cancel_hook(void)
+{
+	int err = dacce_cancel_hook_install(true);
+
+	if (err && err != -EALREADY && err != -EAGAIN)
+		dacce_rt_log(true, "cancelled threads skip the destructors of patched frames: %s",
+			     strerror(-err));
+}
+
 __attribute__((visibility("default"))) int
 pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
 {
@@ -104,6 +114,9 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(v
 		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real)
 		return EAGAIN;
+	/* The last moment with one thread: cancellation will unwind through patched frames. */
+	if (dacce_rt_enabled())
+		install_cancel_hook();
 	/* From now on another thread may run the program's code: patches take the int3 steps. */
 	dacce_patch_sole_thread(false);
 	if (!dacce_rt_enabled())
