@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sorted.h"
+
 /*
  * libc functions that call nothing a program can provide: no callbacks and no
  * call to a symbol the program could define in their place.  They may fail
@@ -68,11 +70,11 @@ static bool is_leaf_name(const struct lookup *l, const char *name)
 	return l->libc_malloc && in_list(name, malloc_leaves, N_OF(malloc_leaves));
 }
 
-static int push(uintptr_t **array, size_t *n, size_t *cap, uintptr_t value)
+static int push(uint64_t **array, size_t *n, size_t *cap, uint64_t value)
 {
 	if (*n == *cap) {
 		size_t grown_cap = *cap ? *cap * 2 : 32;
-		uintptr_t *grown = realloc(*array, grown_cap * sizeof(*grown));
+		uint64_t *grown = realloc(*array, grown_cap * sizeof(*grown));
 
 		if (!grown)
 			return -ENOMEM;
@@ -85,7 +87,7 @@ static int push(uintptr_t **array, size_t *n, size_t *cap, uintptr_t value)
 
 static int by_address(const void *a, const void *b)
 {
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -212,20 +214,11 @@ void dacce_leaves_fini(struct dacce_leaves *leaves)
 	memset(leaves, 0, sizeof(*leaves));
 }
 
-/* By hand, not bsearch(): called under the runtime lock, where the program's own bsearch could run. */
-static bool contains(const uintptr_t *sorted, size_t n, uintptr_t value)
+static bool contains(const uint64_t *sorted, size_t n, uint64_t value)
 {
-	size_t lo = 0, hi = n;
+	size_t at = dacce_lower_bound_u64(sorted, n, value);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sorted[mid] < value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return value && lo < n && sorted[lo] == value;
+	return value && at < n && sorted[at] == value;
 }
 
 bool dacce_leaves_is_leaf_call(const struct dacce_leaves *leaves, uintptr_t slot,

@@ -28,9 +28,9 @@
 #include "modules.h"
 
 struct dacce_leaves {
-	uintptr_t *slots;   /* the program's GOT slots naming leaves, sorted */
+	uint64_t *slots;   /* the program's GOT slots naming leaves, sorted */
 	size_t n_slots;
-	uintptr_t *targets; /* libc addresses of the leaves, sorted */
+	uint64_t *targets; /* libc addresses of the leaves, sorted */
 	size_t n_targets;
 };
 

@@ -35,6 +35,7 @@
 #include <zlib.h>
 
 #include "hashmap.h"
+#include "sorted.h"
 
 /* Exported by libstdc++ with C linkage; declared here so no C++ header is needed. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -1258,17 +1259,9 @@ cleanup:
 /* Whether one of the sorted values v[0..n) lies in [low, high]. */
 static bool any_within(const uint64_t *v, size_t n, uint64_t low, uint64_t high)
 {
-	size_t lo = 0, hi = n;
+	size_t at = dacce_lower_bound_u64(v, n, low);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < low)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo] <= high;
+	return at < n && v[at] <= high;
 }
 
 /* Whether a label may answer for address: in a section, in [low, address]; outside, at it. */

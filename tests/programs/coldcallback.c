@@ -14,14 +14,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-struct dacce_context { /* as include/dacce.h has it */
-	uint64_t epoch, id;
-	uint32_t depth, n_entries;
-	struct {
-		uint64_t id;
-		uint32_t edge, aux;
-	} entries[256];
-};
+/* struct dacce_context: include/dacce.h, through probe.h */
 typedef int (*get_fn)(struct dacce_context *);
 typedef int (*decode_fn)(const struct dacce_context *, void **, int);
 

@@ -19,12 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../include/dacce.h"
 #include "probe.h"
 
 #define NOINLINE __attribute__((noinline))
-
-typedef int (*context_get_fn)(struct dacce_context *);
 
 static sigjmp_buf escape;
 static char *volatile guard;  /* a page nothing may touch */
@@ -138,27 +135,12 @@ NOINLINE static void new_edges(void)
 	step8(); step9(); step10(); step11(); step12(); step13(); step14(); step15();
 }
 
-static long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
-
-static uint64_t epoch_now(context_get_fn get)
-{
-	struct dacce_context ctx;
-
-	return get && get(&ctx) == 0 ? ctx.epoch : 0;
-}
-
 /* The leaf calls' sites, run until the runtime re-encodes (their pushes make it due), or 1 s. */
 NOINLINE static void warm_up(void)
 {
-	context_get_fn get = (context_get_fn)dlsym(RTLD_DEFAULT, "dacce_context_get");
-	uint64_t before = epoch_now(get);
-	long deadline = now_ms() + 1000;
+	probe_context_get_fn get = probe_context_get();
+	uint64_t before = probe_epoch_now(get);
+	long deadline = probe_now_ms() + 1000;
 
 	target = room;
 	do {
@@ -168,20 +150,20 @@ NOINLINE static void warm_up(void)
 			recurse(3);
 			fault_after_tail();
 		}
-	} while (get && epoch_now(get) == before && now_ms() < deadline);
+	} while (get && probe_epoch_now(get) == before && probe_now_ms() < deadline);
 	target = guard;
 }
 
 /* New edges while the worker runs memset, until one makes a re-encoding due (or 1 s). */
 NOINLINE static void new_edges_until_an_epoch(void)
 {
-	context_get_fn get = (context_get_fn)dlsym(RTLD_DEFAULT, "dacce_context_get");
-	uint64_t before = epoch_now(get);
-	long deadline = now_ms() + 1000;
+	probe_context_get_fn get = probe_context_get();
+	uint64_t before = probe_epoch_now(get);
+	long deadline = probe_now_ms() + 1000;
 
 	do
 		new_edges();
-	while (get && epoch_now(get) == before && now_ms() < deadline);
+	while (get && probe_epoch_now(get) == before && probe_now_ms() < deadline);
 }
 
 int main(void)

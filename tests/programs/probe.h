@@ -22,6 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "../../include/dacce.h"
 
 typedef int (*probe_backtrace_fn)(void **, int);
 
@@ -162,6 +165,31 @@ static __attribute__((noinline)) void probe_fault_at(const char *tag, void *pc)
 	int native, n = probe_take(frames, 256, &native);
 
 	probe_print_program(tag, frames, n, native, pc);
+}
+
+/* Milliseconds of CLOCK_MONOTONIC, for programs that wait a bounded time. */
+static __attribute__((unused)) long probe_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+typedef int (*probe_context_get_fn)(struct dacce_context *);
+
+/* The runtime's dacce_context_get, or NULL natively (looked up, as probe_take does). */
+static __attribute__((unused)) probe_context_get_fn probe_context_get(void)
+{
+	return (probe_context_get_fn)dlsym(RTLD_DEFAULT, "dacce_context_get");
+}
+
+/* The epoch the thread's context is in (0 natively): for programs waiting for a re-encoding. */
+static __attribute__((unused)) uint64_t probe_epoch_now(probe_context_get_fn get)
+{
+	struct dacce_context ctx;
+
+	return get && get(&ctx) == 0 ? ctx.epoch : 0;
 }
 
 #endif

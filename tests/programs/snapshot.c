@@ -16,15 +16,7 @@
 #define DEEP 2000
 #define FRAMES 64
 
-struct dacce_context_entry {
-	uint64_t id;
-	uint32_t edge, aux;
-};
-struct dacce_context { /* as include/dacce.h has it */
-	uint64_t epoch, id;
-	uint32_t depth, n_entries;
-	struct dacce_context_entry entries[256];
-};
+/* struct dacce_context: include/dacce.h, through probe.h */
 typedef int (*get_fn)(struct dacce_context *);
 typedef int (*decode_fn)(const struct dacce_context *, void **, int);
 

@@ -23,12 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../include/dacce.h"
 #include "probe.h"
 
 #define NOINLINE __attribute__((noinline))
-
-typedef int (*context_get_fn)(struct dacce_context *);
 
 long call_after_load(void (*fn)(long), const long *word);
 
@@ -83,32 +80,17 @@ static NOINLINE void *held_thread(void *unused)
 	return NULL;
 }
 
-static long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
-
-static uint64_t epoch_now(context_get_fn get)
-{
-	struct dacce_context ctx;
-
-	return get && get(&ctx) == 0 ? ctx.epoch : 0;
-}
-
 /* Calls until the runtime installs an epoch (pushed calls of a new edge make it due), or 400 ms. */
 static NOINLINE void until_an_epoch(void)
 {
-	context_get_fn get = (context_get_fn)dlsym(RTLD_DEFAULT, "dacce_context_get");
-	uint64_t before = epoch_now(get);
-	long deadline = now_ms() + 400;
+	probe_context_get_fn get = probe_context_get();
+	uint64_t before = probe_epoch_now(get);
+	long deadline = probe_now_ms() + 400;
 	void (*volatile leaf)(long) = busy_leaf;
 
 	if (!get)
 		return; /* natively */
-	while (epoch_now(get) == before && now_ms() < deadline)
+	while (probe_epoch_now(get) == before && probe_now_ms() < deadline)
 		for (long i = 0; i < 10000; i++)
 			leaf(i);
 }

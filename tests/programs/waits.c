@@ -35,14 +35,6 @@ static pthread_t waiter;
 static volatile sig_atomic_t handled;
 static volatile long sink;
 
-static long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
-
 /* Targets and sites for the churning thread: each (site, target) is an edge of its own. */
 typedef void (*target_fn)(int);
 #define T(i)                                    \
@@ -85,9 +77,9 @@ static NOINLINE void *churn(void *unused)
 	(void)unused;
 	while (!atomic_load(&finished)) {
 		long due = atomic_load(&send_at_ms);
-		long until = now_ms() + 1;
+		long until = probe_now_ms() + 1;
 
-		if (due && now_ms() >= due) {
+		if (due && probe_now_ms() >= due) {
 			atomic_store(&send_at_ms, 0);
 			pthread_kill(waiter, atomic_load(&send_signal));
 		}
@@ -95,7 +87,7 @@ static NOINLINE void *churn(void *unused)
 			sites[next / N_TARGETS](next % N_TARGETS);
 			next++;
 		}
-		while (now_ms() < until)
+		while (probe_now_ms() < until)
 			;
 	}
 	return NULL;
@@ -118,7 +110,7 @@ static void timed(const char *what, long start, long ret, int err)
 {
 	atomic_store(&waiting, false);
 	printf("%s: returned %ld%s%s, %s\n", what, ret, ret < 0 ? " " : "", ret < 0 ? strerror(err) : "",
-	       now_ms() - start >= WAIT_MS ? "after its timeout" : "EARLY");
+	       probe_now_ms() - start >= WAIT_MS ? "after its timeout" : "EARLY");
 }
 
 /* Prints what a call waiting for a signal returned, and whether the program's handler ran. */
@@ -132,7 +124,7 @@ static void signalled(const char *what, long ret, int err)
 static void signal_me_later(int sig)
 {
 	atomic_store(&send_signal, sig);
-	atomic_store(&send_at_ms, now_ms() + WAIT_MS);
+	atomic_store(&send_at_ms, probe_now_ms() + WAIT_MS);
 }
 
 static struct timespec wait_time(void)
@@ -147,22 +139,22 @@ static NOINLINE void sleeps(void)
 	int ret;
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = (int)sleep(1);
 	timed("sleep", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = usleep(WAIT_MS * 1000);
 	timed("usleep", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = nanosleep(&t, &rem);
 	timed("nanosleep", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = clock_nanosleep(CLOCK_MONOTONIC, 0, &t, &rem);
 	timed("clock_nanosleep", start, ret, 0);
 
@@ -173,7 +165,7 @@ static NOINLINE void sleeps(void)
 		abs.tv_sec++;
 		abs.tv_nsec -= 1000000000L;
 	}
-	start = now_ms();
+	start = probe_now_ms();
 	ret = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL);
 	timed("clock_nanosleep absolute", start, ret, 0);
 }
@@ -188,32 +180,32 @@ static NOINLINE void polls(void)
 	int ret;
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = poll(NULL, 0, WAIT_MS);
 	timed("poll", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = ppoll(NULL, 0, &t, NULL);
 	timed("ppoll", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = select(0, NULL, NULL, NULL, &tv);
 	timed("select", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = pselect(0, NULL, NULL, NULL, &t, NULL);
 	timed("pselect", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = epoll_wait(epfd, events, 1, WAIT_MS);
 	timed("epoll_wait", start, ret, errno);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = epoll_pwait(epfd, events, 1, WAIT_MS, NULL);
 	timed("epoll_pwait", start, ret, errno);
 	close(epfd);
@@ -239,7 +231,7 @@ static NOINLINE void signal_waits(void)
 	pthread_sigmask(SIG_BLOCK, &usr2, NULL);
 
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = sigtimedwait(&usr2, &info, &t);
 	timed("sigtimedwait", start, ret, errno);
 
@@ -269,7 +261,7 @@ static NOINLINE void signal_waits(void)
 		abs.tv_nsec -= 1000000000L;
 	}
 	begin();
-	start = now_ms();
+	start = probe_now_ms();
 	ret = sem_timedwait(&never, &abs);
 	timed("sem_timedwait", start, ret, errno);
 	sem_destroy(&never);
