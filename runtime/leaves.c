@@ -40,17 +40,35 @@ static const char *const pure_leaves[] = {
 static const char *const malloc_leaves[] = { "strdup", "strndup", "__strdup", "pthread_setspecific" };
 static const char *const malloc_family[] = { "malloc", "free", "calloc", "realloc" };
 
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-struct lookup {
-	void *libc;
-	bool libc_malloc;
+/* libm's functions set errno and floating-point flags, and call nothing else. */
+static const char *const math_leaves[] = {
+	"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp",
+	"exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "hypot",
+	"fmod", "remainder", "floor", "ceil", "round", "trunc", "rint", "nearbyint", "lround",
+	"lrint", "fabs", "fmin", "fmax", "ldexp", "frexp", "modf", "sincos", "sinf", "cosf",
+	"tanf", "atan2f", "expf", "exp2f", "logf", "log2f", "log10f", "powf", "sqrtf", "floorf",
+	"ceilf", "fabsf", "fmodf",
 };
 
-/* libc's definition of name when the global scope resolves name to it, else NULL. */
-static void *libc_definition(const struct lookup *l, const char *name)
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Names that are leaves when the library that defines them is the one the global scope uses. */
+struct leaf_group {
+	void *library; /* NULL: not loaded, or its leaves do not hold */
+	const char *const *names;
+	size_t n;
+};
+
+enum { GROUP_LIBC, GROUP_LIBC_MALLOC, GROUP_LIBM, N_GROUPS };
+
+struct lookup {
+	struct leaf_group groups[N_GROUPS];
+};
+
+/* The group's definition of name when the global scope resolves name to it, else NULL. */
+static void *definition_in(const struct leaf_group *g, const char *name)
 {
-	void *mine = dlsym(l->libc, name);
+	void *mine = g->library ? dlsym(g->library, name) : NULL;
 
 	return mine && dlsym(RTLD_DEFAULT, name) == mine ? mine : NULL;
 }
@@ -63,11 +81,16 @@ static bool in_list(const char *name, const char *const *list, size_t n)
 	return false;
 }
 
-static bool is_leaf_name(const struct lookup *l, const char *name)
+/* Where name is a leaf, its definition; else NULL. */
+static void *leaf_definition(const struct lookup *l, const char *name)
 {
-	if (in_list(name, pure_leaves, N_OF(pure_leaves)))
-		return true;
-	return l->libc_malloc && in_list(name, malloc_leaves, N_OF(malloc_leaves));
+	for (size_t i = 0; i < N_GROUPS; i++) {
+		const struct leaf_group *g = &l->groups[i];
+
+		if (g->library && in_list(name, g->names, g->n))
+			return definition_in(g, name);
+	}
+	return NULL;
 }
 
 static int push(uint64_t **array, size_t *n, size_t *cap, uint64_t value)
@@ -123,7 +146,7 @@ static int collect_slots(Elf *elf, Elf_Scn *rela, const GElf_Shdr *sh, uintptr_t
 		    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx != SHN_UNDEF)
 			continue;
 		name = elf_strptr(elf, sym_sh.sh_link, sym.st_name);
-		if (!name || !is_leaf_name(l, name) || !libc_definition(l, name))
+		if (!name || !leaf_definition(l, name))
 			continue;
 		err = push(&out->slots, &out->n_slots, cap, bias + r.r_offset);
 		if (err)
@@ -166,36 +189,59 @@ static int collect_targets(const struct lookup *l, struct dacce_leaves *out)
 	size_t cap = 0;
 	int err = 0;
 
-	for (size_t i = 0; i < N_OF(pure_leaves) && !err; i++) {
-		void *at = libc_definition(l, pure_leaves[i]);
+	for (size_t i = 0; i < N_GROUPS && !err; i++) {
+		const struct leaf_group *g = &l->groups[i];
 
-		if (at)
-			err = push(&out->targets, &out->n_targets, &cap, (uintptr_t)at);
-	}
-	for (size_t i = 0; i < N_OF(malloc_leaves) && !err && l->libc_malloc; i++) {
-		void *at = libc_definition(l, malloc_leaves[i]);
+		for (size_t k = 0; k < g->n && !err && g->library; k++) {
+			void *at = definition_in(g, g->names[k]);
 
-		if (at)
-			err = push(&out->targets, &out->n_targets, &cap, (uintptr_t)at);
+			if (at)
+				err = push(&out->targets, &out->n_targets, &cap, (uintptr_t)at);
+		}
 	}
 	return err;
 }
 
+static void open_groups(struct lookup *l)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+	bool libc_malloc = libc != NULL;
+
+	l->groups[GROUP_LIBC] = (struct leaf_group){ libc, pure_leaves, N_OF(pure_leaves) };
+	for (size_t i = 0; i < N_OF(malloc_family); i++)
+		libc_malloc = libc_malloc && definition_in(&l->groups[GROUP_LIBC], malloc_family[i]);
+	l->groups[GROUP_LIBC_MALLOC] =
+		(struct leaf_group){ libc_malloc ? libc : NULL, malloc_leaves, N_OF(malloc_leaves) };
+	l->groups[GROUP_LIBM] = (struct leaf_group){ dlopen("libm.so.6", RTLD_NOLOAD | RTLD_LAZY),
+						     math_leaves, N_OF(math_leaves) };
+	/* An old program's matherr would be called back by libm's error handling. */
+	if (l->groups[GROUP_LIBM].library && dlsym(RTLD_DEFAULT, "matherr"))
+		l->groups[GROUP_LIBM].n = 0;
+}
+
+static void close_groups(struct lookup *l)
+{
+	if (l->groups[GROUP_LIBC].library)
+		dlclose(l->groups[GROUP_LIBC].library);
+	if (l->groups[GROUP_LIBM].library)
+		dlclose(l->groups[GROUP_LIBM].library);
+}
+
 int dacce_leaves_load(const struct dacce_module_info *exe, struct dacce_leaves *leaves)
 {
-	struct lookup l = { .libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY) };
+	struct lookup l;
 	int err;
 
 	memset(leaves, 0, sizeof(*leaves));
-	if (!l.libc)
+	open_groups(&l);
+	if (!l.groups[GROUP_LIBC].library) {
+		close_groups(&l);
 		return -ENOENT;
-	l.libc_malloc = true;
-	for (size_t i = 0; i < N_OF(malloc_family); i++)
-		l.libc_malloc = l.libc_malloc && libc_definition(&l, malloc_family[i]);
+	}
 	err = collect_program_slots(exe, &l, leaves);
 	if (!err)
 		err = collect_targets(&l, leaves);
-	dlclose(l.libc);
+	close_groups(&l);
 	if (err) {
 		dacce_leaves_fini(leaves);
 		return err;

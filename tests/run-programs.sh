@@ -38,7 +38,7 @@ if [ ${#programs[@]} -eq 0 ]; then
 fi
 
 # Builds $prog's variant $name as $bin, after its library if it has one.  A program may name
-# flags of its own on a line "// flags: ..." at its top.
+# flags of its own (compiler options, libraries) on a line "// flags: ..." at its top.
 build_variant() {
 	local own
 	own=$(sed -n '1,5s|^// flags: ||p' "$file")
@@ -48,7 +48,7 @@ build_variant() {
 			-o "$(dirname "$bin")/lib$(basename "$prog")-$name.so" || return
 	fi
 	# shellcheck disable=SC2086
-	$cc -g -D_GNU_SOURCE $flags $own -I"$src" "$file" -o "$bin" -ldl -lpthread
+	$cc -g -D_GNU_SOURCE $flags -I"$src" "$file" $own -o "$bin" -ldl -lpthread
 }
 
 passed=0

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+// flags: -lm
 /*
  * Calls into libc functions that cannot call back (leaf calls,
  * runtime/leaves.h) are encoded in their own id space instead of pushed: a
@@ -8,10 +9,11 @@
  * call paths, under recursion (a sub-path above pushed entries), at the end
  * of a tail call; and a thread stopped by re-encodings while it runs memset
  * (its state moves to the new epoch's leaf id space).  The contexts after
- * each leaf call are probed too.  The faulting sites run first on good memory
+ * each leaf call (libc's and libm's) are probed too.  The faulting sites run first on good memory
  * until the runtime re-encodes: a leaf call is pushed until then, like any
  * edge found since the last epoch.
  */
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -108,6 +110,15 @@ NOINLINE static size_t measure(const char *s)
 	return n;
 }
 
+/* libm's functions are leaves too (runtime/leaves.c). */
+NOINLINE static double curve(double x)
+{
+	double y = exp(x) + sin(x) + pow(x, 1.5);
+
+	probe("after-libm");
+	return y;
+}
+
 static volatile int worker_started;
 
 static void *worker(void *arg)
@@ -181,6 +192,8 @@ int main(void)
 		return 1;
 
 	sink += (int)measure("leaf calls");
+	for (int i = 0; i < 3; i++)
+		sink += (int)curve(0.5 + i);
 	warm_up();
 	path_a();
 	path_b();
