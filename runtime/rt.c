@@ -17,6 +17,7 @@
  */
 #include "rt.h"
 #include "rt_state.h"
+#include "signals.h"
 
 #include "dacce.h"
 
@@ -2839,6 +2840,8 @@ int dacce_rt_start(uintptr_t main_fn)
 	if (err)
 		dacce_rt_log(true, "no re-encoding: %s", strerror(-err));
 	rt.enabled = true;
+	/* Handlers constructors installed become nested roots too. */
+	dacce_signals_adopt_installed();
 	dacce_entry_notes_flush();
 	dacce_rt_log(false, "instrumenting %s (%zu functions)", rt.exe->path, rt.exe_funcs.n);
 	return 0;

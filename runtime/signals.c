@@ -179,6 +179,24 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	return ret;
 }
 
+void dacce_signals_adopt_installed(void)
+{
+	sigaction_fn real = real_sigaction();
+
+	if (!real || !dacce_rt_enabled())
+		return;
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction cur;
+
+		/* SIGTRAP and the stop signal are the runtime's; glibc refuses its own. */
+		if (sig == SIGTRAP || sig == dacce_stop_signal() || handlers[sig].wrapped ||
+		    real(sig, NULL, &cur) != 0 || !is_function(&cur) ||
+		    cur.sa_sigaction == run_handler)
+			continue;
+		sigaction(sig, &cur, NULL);
+	}
+}
+
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 
 /*

@@ -11,4 +11,11 @@
  */
 const sigset_t *dacce_signals_program_mask(int how, const sigset_t *set, sigset_t *copy);
 
+/*
+ * Wraps the handlers installed before the runtime started (by constructors,
+ * or by libraries as they loaded), as sigaction would have: a signal then
+ * runs them as a nested root too.  Call once the runtime is enabled.
+ */
+void dacce_signals_adopt_installed(void);
+
 #endif
