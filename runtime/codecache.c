@@ -239,25 +239,30 @@ static void *second_view(void *src, size_t size, uintptr_t at)
  */
 static int map_region(uintptr_t at, size_t size, struct dacce_code_region *region)
 {
-	void *reserve = MAP_FAILED, *exec = MAP_FAILED, *write;
+	void *reserve, *exec = MAP_FAILED, *write = MAP_FAILED;
 	int err;
 
-	write = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (write == MAP_FAILED)
-		return -errno;
-	/* int3 everywhere: a stray jump into unused cache traps instead of sliding. */
-	memset(write, 0xcc, size);
-	/* The address is claimed first: a mapping someone made in the gap meanwhile stays. */
+	/*
+	 * The address is claimed first: a mapping someone made in the gap
+	 * meanwhile stays, and the writable view cannot land there (the kernel
+	 * puts a mapping without an address in the highest gap that fits,
+	 * often the very one chosen: every retry failed the same way).
+	 */
 	reserve = mmap((void *)at, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
 		       -1, 0);
-	if (reserve == MAP_FAILED) {
-		err = -errno;
-		goto cleanup;
-	}
+	if (reserve == MAP_FAILED)
+		return -errno;
 	if ((uintptr_t)reserve != at) { /* kernels without MAP_FIXED_NOREPLACE treat it as a hint */
 		err = -EEXIST;
 		goto cleanup;
 	}
+	write = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (write == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* int3 everywhere: a stray jump into unused cache traps instead of sliding. */
+	memset(write, 0xcc, size);
 	exec = second_view(write, size, at);
 	if (exec == MAP_FAILED) {
 		err = -errno;
@@ -276,7 +281,8 @@ cleanup:
 		munmap(exec, size);
 	if (reserve != MAP_FAILED)
 		munmap(reserve, size);
-	munmap(write, size);
+	if (write != MAP_FAILED)
+		munmap(write, size);
 	return err;
 }
 

@@ -2810,7 +2810,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	/* C++ programs have libgcc_s already; others get it at their first thread (start.c). */
 	cancel_err = dacce_cancel_hook_install(false);
 	if (cancel_err && cancel_err != -ENOENT && cancel_err != -EAGAIN)
-		dacce_rt_log(true, "cancelled threads skip the destructors of patched frames: %s",
+		dacce_rt_log(false, "cancelled threads skip the destructors of patched frames: %s",
 			     strerror(-cancel_err));
 	dacce_rt_set_slow_handler(on_first_call);
 	dacce_patch_set_trap_hook(on_trap);

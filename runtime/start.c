@@ -99,7 +99,7 @@ static void install_cancel_hook(void)
 	int err = dacce_cancel_hook_install(true);
 
 	if (err && err != -EALREADY && err != -EAGAIN)
-		dacce_rt_log(true, "cancelled threads skip the destructors of patched frames: %s",
+		dacce_rt_log(false, "cancelled threads skip the destructors of patched frames: %s",
 			     strerror(-err));
 }
 
