@@ -153,6 +153,31 @@ START_TEST(test_region_near_code_is_in_reach)
 }
 END_TEST
 
+/*
+ * A region placed at the top of the highest free gap, where the kernel puts
+ * a mapping made without an address: the region's writable view is such a
+ * mapping, so it must be made after the region's address is claimed (made
+ * before, it took that very place and every retry failed with EEXIST).
+ */
+START_TEST(test_region_in_the_gap_the_kernel_fills_first)
+{
+	size_t size = DACCE_CODE_REGION_SIZE + 4 * PAGE;
+	struct dacce_codecache cache;
+	void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t top, exec;
+	uint8_t *write;
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	top = (uintptr_t)p + size;
+	munmap(p, size);
+	dacce_codecache_init(&cache);
+	ck_assert_int_eq(dacce_codecache_alloc(&cache, top - 64, top - 48, 64, 16, &exec, &write), 0);
+	ck_assert_uint_lt(exec > top ? exec - top : top - exec, INT32_MAX);
+	memset(write, 0xc3, 64);
+	dacce_codecache_fini(&cache);
+}
+END_TEST
+
 START_TEST(test_large_block_keeps_its_bytes_when_grown)
 {
 	size_t before = 200 * 1024, after = 3 * 1024 * 1024;
@@ -239,6 +264,7 @@ static Suite *codecache_suite(void)
 	tcase_add_test(tc, test_mapping_made_since_the_snapshot_is_left_alone);
 	tcase_add_test(tc, test_a_page_freed_since_the_snapshot_is_found_again);
 	tcase_add_test(tc, test_region_near_code_is_in_reach);
+	tcase_add_test(tc, test_region_in_the_gap_the_kernel_fills_first);
 	tcase_add_test(tc, test_large_block_keeps_its_bytes_when_grown);
 	tcase_add_test(tc, test_trim_gives_back_only_the_last_piece);
 	tcase_add_test(tc, test_grown_room_is_zero);
