@@ -80,7 +80,7 @@ static int build_detour(uintptr_t at, size_t covered, uintptr_t *entry)
 	return 0;
 }
 
-int dacce_cancel_hook_install(bool load)
+static int install(bool load)
 {
 	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	uint8_t patch[ZYDIS_MAX_INSTRUCTION_LENGTH + 5];
@@ -119,4 +119,13 @@ int dacce_cancel_hook_install(bool load)
 		return err;
 	dacce_patch_sync_cores();
 	return 0;
+}
+
+void dacce_cancel_hook_install(bool load)
+{
+	int err = install(load);
+
+	if (err && err != -EALREADY && err != -EAGAIN && err != -ENOENT)
+		dacce_rt_log(false, "cancelled threads skip the destructors of patched frames: %s",
+			     strerror(-err));
 }

@@ -20,11 +20,11 @@
 /*
  * Patches _Unwind_ForcedUnwind, loading libgcc_s when load is true and it is
  * not loaded yet.  Only while the process has one thread (nobody can be
- * running the instructions rewritten); tried once.  Returns 0, -EALREADY
- * when tried before, -EAGAIN when other threads run, -ENOENT when libgcc_s
- * is not loaded (and load is false), or another negative errno (code we
- * cannot relocate: cancellation then stays as it was).
+ * running the instructions rewritten), and tried once: later calls, calls
+ * with other threads running and calls while libgcc_s is not loaded (load
+ * false) do nothing.  A failure (code that cannot be relocated) leaves
+ * cancellation as it was, with a line under DACCE_LOG.
  */
-int dacce_cancel_hook_install(bool load);
+void dacce_cancel_hook_install(bool load);
 
 #endif

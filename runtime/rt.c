@@ -17,7 +17,6 @@
  */
 #include "rt.h"
 #include "rt_state.h"
-#include "signals.h"
 
 #include "dacce.h"
 
@@ -52,6 +51,7 @@
 #include "probes.h"
 #include "reload.h"
 #include "scan.h"
+#include "signals.h"
 #include "tail.h"
 #include "threads.h"
 #include "tls.h"
@@ -1226,7 +1226,6 @@ int rt_decode_fragment(uintptr_t pc, uint32_t node)
 	return decode_function(fragment, node);
 }
 
-/* The edge from a site to target, decoding the callee when it is new. */
 static uintptr_t plt_entry_slot(uintptr_t entry);
 
 /* Whether a call out from site to target calls a libc function that cannot call back (leaves.h). */
@@ -1239,6 +1238,7 @@ static bool is_leaf_call(uint32_t site, uintptr_t target)
 	return dacce_leaves_is_leaf_call(&rt.leaves, slot, target);
 }
 
+/* The edge from a site to target, decoding the callee when it is new. */
 static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 {
 	const struct dacce_func *fn;
@@ -1255,10 +1255,9 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 	 * A call out of instrumented code stays on the ccStack in every epoch
 	 * (graph.h), unless it calls a leaf: then it is encoded in the leaf id space.
 	 */
-	if (!err && !fn && *edge >= before && is_leaf_call(site, target))
-		err = dacce_graph_leaf_edge(rt.graph, *edge);
-	else if (!err && !fn && !(rt.graph->edges[*edge].flags & DACCE_EDGE_LEAF))
-		err = dacce_graph_pin_edge(rt.graph, *edge);
+	if (!err && !fn && *edge >= before)
+		err = is_leaf_call(site, target) ? dacce_graph_leaf_edge(rt.graph, *edge)
+						 : dacce_graph_pin_edge(rt.graph, *edge);
 	if (!err && *edge >= before)
 		announce_edge(*edge);
 	if (!err)
@@ -2714,7 +2713,7 @@ static int load_program(void)
 	announce_scan(&rt.modules);
 	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
 	if (!err && leaf_calls_wanted() && (leaf_err = dacce_leaves_load(rt.exe, &rt.leaves)))
-		dacce_rt_log(true, "every call out stays pushed: %s", strerror(-leaf_err));
+		dacce_rt_log(false, "every call out stays pushed: %s", strerror(-leaf_err));
 	if (!err && dacce_module_foreign_personality(rt.exe, known, dacce_unwind_personalities(known),
 						     rt.exe_funcs.plt, rt.exe_funcs.n_plt,
 						     &foreign) > 0) {
@@ -2775,7 +2774,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	struct dacce_encode_opts opts;
 	uint32_t main_edge;
 	const char *log = getenv("DACCE_LOG"), *count;
-	int err, perf_err, cancel_err;
+	int err, perf_err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
 	count = getenv("DACCE_COUNT");
@@ -2808,10 +2807,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	if (err)
 		return err;
 	/* C++ programs have libgcc_s already; others get it at their first thread (start.c). */
-	cancel_err = dacce_cancel_hook_install(false);
-	if (cancel_err && cancel_err != -ENOENT && cancel_err != -EAGAIN)
-		dacce_rt_log(false, "cancelled threads skip the destructors of patched frames: %s",
-			     strerror(-cancel_err));
+	dacce_cancel_hook_install(false);
 	dacce_rt_set_slow_handler(on_first_call);
 	dacce_patch_set_trap_hook(on_trap);
 	pthread_atfork(before_fork, in_parent_after_fork, in_child_after_fork);

@@ -94,15 +94,6 @@ static void *thread_with_context(void *p)
 	return result;
 }
 
-static void install_cancel_hook(void)
-{
-	int err = dacce_cancel_hook_install(true);
-
-	if (err && err != -EALREADY && err != -EAGAIN)
-		dacce_rt_log(false, "cancelled threads skip the destructors of patched frames: %s",
-			     strerror(-err));
-}
-
 __attribute__((visibility("default"))) int
 pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
 {
@@ -116,7 +107,7 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(v
 		return EAGAIN;
 	/* The last moment with one thread: cancellation will unwind through patched frames. */
 	if (dacce_rt_enabled())
-		install_cancel_hook();
+		dacce_cancel_hook_install(true);
 	/* From now on another thread may run the program's code: patches take the int3 steps. */
 	dacce_patch_sole_thread(false);
 	if (!dacce_rt_enabled())

@@ -713,8 +713,8 @@ static uint32_t boundary_on_top(struct dacce_model_proc *proc,
 	return top.callee;
 }
 
-/* Whether the epoch has leaf calls and the id is in their space (a decoding then says which). */
-static bool in_leaf_space(struct dacce_model_proc *proc, const struct dacce_raw_context *ctx)
+/* Whether the context's epoch has leaf calls at all (decoding then says whether the id names one). */
+static bool epoch_has_leaf_calls(struct dacce_model_proc *proc, const struct dacce_raw_context *ctx)
 {
 	const struct dacce_dict *dict = dacce_model_dict(proc, ctx->epoch);
 
@@ -749,7 +749,7 @@ static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64
 			return DACCE_RESOLVED;
 	}
 	*node = boundary_on_top(proc, ctx);
-	if (*node == DACCE_NONE && m && in_leaf_space(proc, ctx))
+	if (*node == DACCE_NONE && m && epoch_has_leaf_calls(proc, ctx))
 		*node = DACCE_IN_LEAF;
 	if (*node == DACCE_NONE)
 		return DACCE_UNRESOLVED_UNKNOWN_PC;
