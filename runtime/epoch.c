@@ -63,6 +63,18 @@
 #define PAUSE_BUDGET 20
 /* Attempts at one re-encoding when threads keep being caught inside generated code. */
 #define TRANSIENT_RETRIES 20
+/*
+ * Attempts at one re-encoding, 1 ms apart, when a thread's context cannot
+ * be decoded now: almost always a callback from a library (CPython's json
+ * encoder calls back into the interpreter for every value), which is back
+ * in the library a moment later.  A failed attempt stops the threads only
+ * briefly (its translation fails before any code is built), and the
+ * encoding made for the first one serves them all.
+ */
+#define UNDECODABLE_RETRIES 24
+#define UNDECODABLE_RETRY_NS (1000 * 1000)
+/* After a re-encoding that did not happen, the policy waits this long at most. */
+#define MAX_BACKOFF_MS 1000
 
 struct parked {
 	struct dacce_thread *thread;
@@ -84,6 +96,12 @@ static struct {
 	bool running;
 	long backoff_ms;
 	long quiet_until_ns; /* no epoch of the runtime's own before this (PAUSE_BUDGET) */
+	/* Why the last attempt did not happen, logged once it is given up. */
+	struct {
+		pid_t tid;
+		uintptr_t pc;
+		const char *why;
+	} put_off;
 	/* Who asked for the epoch being made (probes.h: epoch's driver). */
 	enum dacce_epoch_driver driver;
 	/* Counters for the exit summary. */
@@ -342,11 +360,11 @@ static int reencode_stopped(struct dacce_dict *next)
 
 		err = dacce_translate(prev, next, rt.graph, &all.threads[i].st, all.threads[i].node,
 				      &why);
-		if (err)
-			dacce_rt_log(false, "epoch %llu put off: thread %d at %#lx: %s",
-				     (unsigned long long)next->epoch, (int)all.threads[i].thread->tid,
-				     (unsigned long)all.threads[i].thread->pc,
-				     why.message ? why.message : "no context");
+		if (err) {
+			ep.put_off.tid = all.threads[i].thread->tid;
+			ep.put_off.pc = all.threads[i].thread->pc;
+			ep.put_off.why = why.message ? why.message : "no context";
+		}
 		/* A frame without the tail record it would need: not soon gone, unlike -EAGAIN's cases. */
 		if (err == -EAGAIN)
 			err = -EBUSY;
@@ -450,9 +468,11 @@ static int reencode(void)
 	err = encode_next(&next);
 	if (err)
 		return err;
-	err = -EAGAIN;
 	dacce_threads_lock();
-	for (int attempt = 0; attempt < TRANSIENT_RETRIES && err == -EAGAIN; attempt++) {
+	for (int busy = 0, undecodable = 0;;) {
+		struct timespec moment = { 0 };
+
+		ep.put_off.why = NULL;
 		start = now_ns();
 		err = dacce_stop_world();
 		if (err)
@@ -462,15 +482,21 @@ static int reencode(void)
 		epoch = rt.dict->epoch;
 		rt_unlock(&saved);
 		dacce_resume_world();
-		if (err == -EAGAIN) {
-			struct timespec moment = { .tv_nsec = 200 * 1000 };
-
-			nanosleep(&moment, NULL);
-		}
+		if (err == -EAGAIN && ++busy < TRANSIENT_RETRIES)
+			moment.tv_nsec = 200 * 1000;
+		else if ((err == -EILSEQ || err == -ENOLINK) && ++undecodable < UNDECODABLE_RETRIES)
+			moment.tv_nsec = UNDECODABLE_RETRY_NS;
+		else
+			break;
+		nanosleep(&moment, NULL);
 	}
 	dacce_threads_unlock();
 	pause = now_ns() - start;
 	if (err) {
+		if (ep.put_off.why)
+			dacce_rt_log(false, "epoch %llu put off: thread %d at %#lx: %s",
+				     (unsigned long long)next->epoch, (int)ep.put_off.tid,
+				     (unsigned long)ep.put_off.pc, ep.put_off.why);
 		dacce_dict_free(next);
 		return err;
 	}
@@ -567,9 +593,14 @@ static void *policy_main(void *unused)
 		if (!err) {
 			ep.backoff_ms = ep.interval_ms;
 		} else {
-			/* Not now (a callback on some thread, a busy thread): wait longer each time. */
+			/*
+			 * Not now (a thread long in a callback, a frame without the
+			 * tail record it would need): wait longer each time, so a
+			 * thread that stays there costs less and less encoding.
+			 */
 			ep.given_up++;
-			if (ep.backoff_ms < 60 * 1000)
+			ep.quiet_until_ns = now_ns() + ep.backoff_ms * 1000000L;
+			if (ep.backoff_ms < MAX_BACKOFF_MS)
 				ep.backoff_ms = ep.backoff_ms * 2 + 1;
 		}
 	}
