@@ -261,8 +261,15 @@ static int map_region(uintptr_t at, size_t size, struct dacce_code_region *regio
 		err = -errno;
 		goto cleanup;
 	}
-	/* int3 everywhere: a stray jump into unused cache traps instead of sliding. */
-	memset(write, 0xcc, size);
+	/*
+	 * int3 in unused cache: a stray jump into it traps instead of sliding.
+	 * A small region (a window page) is filled now; a large one page by
+	 * page as it is carved (fill_to), so pages no code reached cost no
+	 * memory and no fault (CPython's start-up used 7 of its 1 MiB regions
+	 * but touched 4 MiB of them).
+	 */
+	if (size <= DACCE_WINDOW_PAGE)
+		memset(write, 0xcc, size);
 	exec = second_view(write, size, at);
 	if (exec == MAP_FAILED) {
 		err = -errno;
@@ -274,7 +281,8 @@ static int map_region(uintptr_t at, size_t size, struct dacce_code_region *regio
 		err = -errno;
 		goto cleanup;
 	}
-	*region = (struct dacce_code_region){ .exec = at, .write = write, .size = size };
+	*region = (struct dacce_code_region){ .exec = at, .write = write, .size = size,
+					      .filled = size <= DACCE_WINDOW_PAGE ? size : 0 };
 	return 0;
 cleanup:
 	if (exec != MAP_FAILED)
@@ -377,6 +385,19 @@ static int add_region(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_
 	return 0;
 }
 
+/* Fills r with int3 up to the page holding byte end - 1 (see map_region). */
+static void fill_to(struct dacce_code_region *r, size_t end)
+{
+	size_t to = (end + DACCE_WINDOW_PAGE - 1) & ~(size_t)(DACCE_WINDOW_PAGE - 1);
+
+	if (to > r->size)
+		to = r->size;
+	if (to <= r->filled)
+		return;
+	memset(r->write + r->filled, 0xcc, to - r->filled);
+	r->filled = to;
+}
+
 static bool carve(struct dacce_code_region *r, uintptr_t near_lo, uintptr_t near_hi, size_t len,
 		  size_t align, uintptr_t *exec, uint8_t **write)
 {
@@ -386,6 +407,7 @@ static bool carve(struct dacce_code_region *r, uintptr_t near_lo, uintptr_t near
 		return false;
 	if (!region_reaches(r->exec + offset, len, near_lo, near_hi))
 		return false;
+	fill_to(r, offset + len);
 	*exec = r->exec + offset;
 	*write = r->write + offset;
 	r->used = offset + len;
@@ -508,7 +530,7 @@ static int copy_region(struct dacce_code_region *r)
 	copy = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (copy == MAP_FAILED)
 		return -errno;
-	memcpy(copy, r->write, r->size);
+	memcpy(copy, r->write, r->filled); /* the rest is filled as it is carved */
 	if (mprotect(copy, r->size, PROT_READ | PROT_EXEC) < 0 ||
 	    second_view(copy, r->size, r->exec) == MAP_FAILED) {
 		err = -errno;

@@ -20,6 +20,7 @@ struct dacce_code_region {
 	uintptr_t exec;	  /* where the code runs */
 	uint8_t *write;	  /* the same bytes, writable */
 	size_t size, used;
+	size_t filled;	  /* bytes from the start set to int3 (or code) so far */
 	bool window_page; /* a page for dacce_codecache_alloc_window, not carved */
 	uint64_t granules[DACCE_WINDOW_PAGE / 16 / 64]; /* window page: 16-byte pieces in use */
 };
