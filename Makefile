@@ -131,7 +131,7 @@ FUZZ_DICT := $(BUILD)/fuzz/fuzz_dict
 SIM_ARGS ?= --programs 1500 --seed 1
 FUZZ_SECONDS ?= 60
 
-.PHONY: all core demo bench check check-programs check-real check-validate check-e2e check-perfmap check-cpython check-pprof vm-check e2e-programs unit \
+.PHONY: all core demo bench check check-programs check-real check-validate check-e2e check-perfmap check-gdb check-cpython check-pprof vm-check e2e-programs unit \
 	simulate bench-core fuzz deps clean help
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -233,6 +233,9 @@ check-cpython: $(RT_LIB)
 
 check-perfmap: $(RT_LIB) $(E2E_PROGRAMS)
 	$(Q)tests/perfmap.sh $(RT_LIB) $(E2E_DIR)/workload-O0
+
+check-gdb: $(RT_LIB)
+	$(Q)tests/gdb.sh $(RT_LIB)
 
 check-pprof: $(REPORT_SAMPLE)
 	$(Q)tests/check-pprof.sh $(REPORT_SAMPLE)

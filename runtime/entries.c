@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "patch.h"
+#include "trap.h"
 
-#define INT3 0xcc
 #define ENTRY_ARMED 0x100u
 
 static size_t index_of(const struct dacce_entry_watch *w, const struct dacce_func *fn)
@@ -23,7 +23,7 @@ static bool watchable(const struct dacce_funcs *funcs, const struct dacce_func *
 }
 
 /*
- * Writes the int3s of the armed entries from funcs[first] on that share its
+ * Writes the trap bytes of the armed entries from funcs[first] on that share its
  * page, in one write of the bytes between them (the others rewritten with
  * their own values).  Returns the index after the last one written.
  */
@@ -42,7 +42,7 @@ static size_t write_page(struct dacce_entry_watch *w, int mem, size_t first, uin
 	memcpy(buf, (const void *)lo, hi - lo + 1);
 	for (size_t j = first; j < i; j++)
 		if (w->state[j])
-			buf[funcs[j].start - lo] = INT3;
+			buf[funcs[j].start - lo] = DACCE_TRAP_BYTE;
 	*err = dacce_patch_mem_write(mem, lo, buf, hi - lo + 1);
 	return i;
 }

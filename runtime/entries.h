@@ -8,7 +8,7 @@
  * handler, a callback from any library) would run with its calls unpatched,
  * and a sample in a library it calls would read as a sample in the library
  * the program called last: a wrong context.  So at start every function's
- * first byte becomes an int3; whoever gets there first (a trap, or the
+ * first byte becomes a trap byte (trap.h); whoever gets there first (a trap, or the
  * runtime decoding the callee of a first call) puts the byte back, and the
  * function is decoded before any of its instructions runs.
  *

@@ -35,11 +35,11 @@ uint64_t dacce_lookup_get(const struct dacce_lookup_entry *table, uint64_t targe
 /*
  * The lookup in machine code.  Expects the target in %r11 and the program's
  * %r11 at r11_slot(%rsp) (red zone); jumps to the trampoline with every
- * register as the program had it, or runs into an int3 with the same
+ * register as the program had it, or runs into a trap byte (trap.h) with the same
  * registers when the target is not in the table (its address is returned in
- * *int3_at).  Uses the red zone below r11_slot and the flags.
+ * *trap_at).  Uses the red zone below r11_slot and the flags.
  */
 void dacce_emit_lookup(struct x86_buf *b, const struct dacce_lookup_entry *table, int8_t r11_slot,
-		       uintptr_t *int3_at);
+		       uintptr_t *trap_at);
 
 #endif

@@ -14,12 +14,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "threads.h"
 #include "tls.h"
-
-#define INT3 0xcc
+#include "trap.h"
 
 /*
- * The patch in progress, read by the SIGTRAP handler of any thread.  Each
+ * The patch in progress, read by the trap handler of any thread.  Each
  * patch gets its own slot of a ring, published by one atomic pointer: a
  * thread whose trap is delivered late still reads a whole, unchanging
  * description (of this patch or a later one at the same address; every
@@ -46,8 +46,14 @@ static unsigned queue_which, queue_depth;
 static size_t queue_len;
 static _Atomic(const struct queued *) pending_queue;
 static _Atomic size_t pending_queue_len;
-static struct sigaction previous_sigtrap;
+static struct sigaction previous_trap_action;
 static _Atomic(dacce_trap_hook) trap_hook;
+/*
+ * Writes to code so far, counted after each: a thread that meets a trap
+ * byte gone twice at one address with no write in between is running an
+ * undefined instruction of the program's own (handle_trap_signal).
+ */
+static atomic_ulong code_writes;
 static bool can_sync_cores;
 static atomic_bool sole_thread;
 
@@ -69,22 +75,38 @@ static void sync_all_cores(void)
 		membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE);
 }
 
+/* A trap signal that is not ours: the program's handler, or its default action. */
 static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
 {
-	if (previous_sigtrap.sa_flags & SA_SIGINFO) {
-		if (previous_sigtrap.sa_sigaction)
-			previous_sigtrap.sa_sigaction(sig, info, uc_void);
+	struct sigaction previous = previous_trap_action, dfl;
+
+	/* One-shot (SA_RESETHAND, as SysV signal() installs): the kernel would reset it now. */
+	if ((previous.sa_flags & SA_RESETHAND) && previous.sa_handler != SIG_IGN &&
+	    previous.sa_handler != SIG_DFL) {
+		memset(&previous_trap_action, 0, sizeof(previous_trap_action));
+		previous_trap_action.sa_handler = SIG_DFL;
+	}
+	if (previous.sa_flags & SA_SIGINFO) {
+		if (previous.sa_sigaction)
+			previous.sa_sigaction(sig, info, uc_void);
 		return;
 	}
-	if (previous_sigtrap.sa_handler == SIG_IGN)
+	if (previous.sa_handler == SIG_IGN)
 		return;
-	if (previous_sigtrap.sa_handler != SIG_DFL) {
-		previous_sigtrap.sa_handler(sig);
+	if (previous.sa_handler != SIG_DFL) {
+		previous.sa_handler(sig);
 		return;
 	}
-	/* Default action: die of SIGTRAP as the program would have. */
-	signal(SIGTRAP, SIG_DFL);
-	raise(SIGTRAP);
+	/*
+	 * Default action, as the program would have met it: a fault (a ud2 of
+	 * the program) runs again on return and kills the process with its pc
+	 * where it was; a signal sent to it is sent again, blocked until then.
+	 */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	syscall(SYS_rt_sigaction, sig, &dfl, NULL, _NSIG / 8);
+	if (info->si_code <= 0)
+		raise(sig);
 }
 
 /* The queued patch at addr being applied, or NULL. */
@@ -100,24 +122,34 @@ static const struct dacce_patch *queued_at(uintptr_t addr)
 }
 
 /* Returns false when the trap is not ours: the program's handler gets it. */
-static bool handle_sigtrap(siginfo_t *info, void *uc_void)
+static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 {
 	ucontext_t *uc = uc_void;
 	greg_t *regs = uc->uc_mcontext.gregs;
-	uintptr_t trap_at = (uintptr_t)regs[REG_RIP] - 1;
+	uintptr_t trap_at = (uintptr_t)regs[REG_RIP]; /* #UD leaves the pc on the byte */
+	struct dacce_thread *self = dacce_thread_self();
 	int saved_errno = errno;
 
-	if (info->si_code != SI_KERNEL && info->si_code != TRAP_BRKPT)
+	if ((info->si_code != ILL_ILLOPN && info->si_code != ILL_ILLOPC) ||
+	    (uintptr_t)info->si_addr != trap_at)
 		return false;
 	/*
-	 * The byte first: once it is no longer an int3 the instruction is whole
-	 * again, so run it.  If it still is, any patch that put it there was
-	 * published before it was written, so the pending load below sees it.
+	 * The byte first: once it is no longer the trap byte the instruction is
+	 * whole again, so run it.  If it still is, any patch that put it there
+	 * was published before it was written, so the pending load below sees
+	 * it.  An undefined instruction of the program's own (ud2, one this
+	 * processor lacks) looks the same once: met again on the same address
+	 * with no write to code in between (a trap byte written there again
+	 * would count), it is the program's.
 	 */
-	if (*(volatile uint8_t *)trap_at != INT3) {
-		regs[REG_RIP] = (greg_t)trap_at;
+	if (*(volatile uint8_t *)trap_at != DACCE_TRAP_BYTE) {
+		unsigned long writes = atomic_load_explicit(&code_writes, memory_order_acquire);
+		bool again = self->trap_rerun_at == trap_at && self->trap_rerun_writes == writes;
+
+		self->trap_rerun_at = again ? 0 : trap_at;
+		self->trap_rerun_writes = writes;
 		errno = saved_errno;
-		return true;
+		return !again;
 	}
 	const struct dacce_patch *p = atomic_load_explicit(&pending, memory_order_acquire);
 
@@ -142,24 +174,24 @@ static bool handle_sigtrap(siginfo_t *info, void *uc_void)
 	return false;
 }
 
-static void on_sigtrap(int sig, siginfo_t *info, void *uc_void)
+static void on_trap_signal(int sig, siginfo_t *info, void *uc_void)
 {
 	bool ours;
 
 	dacce_tls_handler_work_begin();
-	ours = handle_sigtrap(info, uc_void);
+	ours = handle_trap_signal(info, uc_void);
 	dacce_tls_handler_work_end();
 	if (!ours)
 		chain_to_previous(sig, info, uc_void);
 	dacce_tls_leaving_handler(uc_void);
 }
 
-void dacce_patch_chain_sigtrap(const struct sigaction *act, struct sigaction *old)
+void dacce_patch_chain_trap_signal(const struct sigaction *act, struct sigaction *old)
 {
 	if (old)
-		*old = previous_sigtrap;
+		*old = previous_trap_action;
 	if (act)
-		previous_sigtrap = *act;
+		previous_trap_action = *act;
 }
 
 void dacce_patch_set_trap_hook(dacce_trap_hook hook)
@@ -176,7 +208,7 @@ int dacce_patch_init(void)
 	if (installed)
 		return 0;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigtrap;
+	sa.sa_sigaction = on_trap_signal;
 	/*
 	 * Everything blocked while we emulate: the trap hook takes the runtime
 	 * lock, and a signal handler running instrumented code must not trap
@@ -184,17 +216,17 @@ int dacce_patch_init(void)
 	 */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	if (sigaction(SIGTRAP, &sa, &previous_sigtrap) < 0)
+	if (sigaction(DACCE_TRAP_SIGNAL, &sa, &previous_trap_action) < 0)
 		return -errno;
 	can_sync_cores = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
 	installed = true;
 	return 0;
 }
 
-int dacce_patch_int3(uintptr_t addr)
+int dacce_patch_trap(uintptr_t addr)
 {
-	static const uint8_t int3 = INT3;
-	int err = dacce_patch_write_quiet(addr, &int3, 1);
+	static const uint8_t trap = DACCE_TRAP_BYTE;
+	int err = dacce_patch_write_quiet(addr, &trap, 1);
 
 	/* One byte changes atomically; the sync makes every core fetch it anew. */
 	sync_all_cores();
@@ -239,9 +271,14 @@ int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len
 {
 	ssize_t done;
 
-	if (mem == -1)
-		return write_by_mprotect(addr, bytes, len);
+	if (mem == -1) {
+		int err = write_by_mprotect(addr, bytes, len);
+
+		atomic_fetch_add_explicit(&code_writes, 1, memory_order_release);
+		return err;
+	}
 	done = pwrite(mem, bytes, len, (off_t)addr);
+	atomic_fetch_add_explicit(&code_writes, 1, memory_order_release);
 	if (done < 0)
 		return -errno;
 	return (size_t)done == len ? 0 : -EIO;
@@ -355,7 +392,7 @@ void dacce_patch_sole_thread(bool sole)
 
 int dacce_patch_apply(const struct dacce_patch *patch)
 {
-	static const uint8_t int3 = INT3;
+	static const uint8_t trap = DACCE_TRAP_BYTE;
 	int err;
 
 	if (!patch || !patch->bytes || patch->len == 0 || patch->len > 15)
@@ -372,7 +409,7 @@ int dacce_patch_apply(const struct dacce_patch *patch)
 	*slot = *patch;
 	atomic_store_explicit(&pending, slot, memory_order_release);
 
-	err = dacce_patch_write_quiet(patch->addr, &int3, 1);
+	err = dacce_patch_write_quiet(patch->addr, &trap, 1);
 	if (err)
 		goto cleanup;
 	sync_all_cores();
@@ -389,7 +426,7 @@ int dacce_patch_apply(const struct dacce_patch *patch)
 	err = dacce_patch_write_quiet(patch->addr, patch->bytes, 1);
 	sync_all_cores();
 cleanup:
-	/* A thread still on its way to the handler finds the int3 gone and retries. */
+	/* A thread still on its way to the handler finds the trap byte gone and retries. */
 	atomic_store_explicit(&pending, NULL, memory_order_release);
 	return err;
 }
@@ -412,19 +449,19 @@ static void queue_settle(const struct queued *q, size_t done, size_t n)
 }
 
 /*
- * The three steps of a queued patch: an int3 on its first byte, its tail,
+ * The three steps of a queued patch: the trap byte on its first byte, its tail,
  * its new first byte; or, with no other thread to run it, the whole patch.
  */
-enum queue_step { STEP_INT3, STEP_TAIL, STEP_FIRST, STEP_WHOLE };
+enum queue_step { STEP_TRAP, STEP_TAIL, STEP_FIRST, STEP_WHOLE };
 
 /* What step writes for patch e: len bytes at *addr (len 0: nothing). */
 static size_t step_bytes(const struct queued *e, enum queue_step step, uintptr_t *addr,
 			 const uint8_t **bytes)
 {
-	static const uint8_t int3 = INT3;
+	static const uint8_t trap = DACCE_TRAP_BYTE;
 
 	*addr = step == STEP_TAIL ? e->patch.addr + 1 : e->patch.addr;
-	*bytes = step == STEP_INT3 ? &int3 : step == STEP_TAIL ? e->bytes + 1 : e->bytes;
+	*bytes = step == STEP_TRAP ? &trap : step == STEP_TAIL ? e->bytes + 1 : e->bytes;
 	if (step == STEP_WHOLE)
 		return e->patch.len;
 	return step == STEP_TAIL ? e->patch.len - 1 : 1;
@@ -493,7 +530,7 @@ static int queue_flush(void)
 	atomic_store_explicit(&pending_queue, q, memory_order_release);
 	for (size_t i = 0; i < n; i++)
 		q[i].first = *(volatile const uint8_t *)q[i].patch.addr;
-	err = queue_step(q, n, STEP_INT3, &done);
+	err = queue_step(q, n, STEP_TRAP, &done);
 	if (err) {
 		queue_settle(q, 0, done);
 		goto cleanup;
@@ -508,7 +545,7 @@ static int queue_flush(void)
 	err = queue_step(q, n, STEP_FIRST, &done);
 	sync_all_cores();
 cleanup:
-	/* A thread still on its way to the handler finds the int3 gone and retries. */
+	/* A thread still on its way to the handler finds the trap byte gone and retries. */
 	atomic_store_explicit(&pending_queue, NULL, memory_order_release);
 done:
 	queue_which ^= 1;

@@ -2,11 +2,12 @@
 /*
  * Rewriting instructions that other threads may be executing.
  *
- * The protocol is the one the kernel uses for its own text: put an int3 on
- * the first byte, write the tail, then the first byte, with every core made
- * to serialise its instruction stream between steps (membarrier SYNC_CORE).
- * A thread that meets the int3 meanwhile traps; the SIGTRAP handler moves it
- * to where the new instruction would have taken it.  Bytes are written
+ * The protocol is the one the kernel uses for its own text: put a trap byte
+ * (trap.h; the kernel uses int3) on the first byte, write the tail, then the
+ * first byte, with every core made to serialise its instruction stream
+ * between steps (membarrier SYNC_CORE).  A thread that meets the trap byte
+ * meanwhile traps; the trap signal's handler moves it to where the new
+ * instruction would have taken it.  Bytes are written
  * through /proc/thread-self/mem, so page protections never change: no page ever
  * becomes writable, and no executing page ever loses PROT_EXEC.
  */
@@ -34,24 +35,25 @@ struct dacce_patch {
 };
 
 /*
- * A permanent int3 (a site we emulate) met by a thread: the hook moves the
- * thread on by editing the context and returns 1, or returns 0 if the int3
- * is not one of its sites.  It runs in the SIGTRAP handler.
+ * A permanent trap byte (a site we emulate) met by a thread: the hook moves
+ * the thread on by editing the context and returns 1, or returns 0 if the
+ * address is not one of its sites.  It runs in the trap signal's handler.
  */
 typedef int (*dacce_trap_hook)(void *ucontext, uintptr_t trap_at);
 void dacce_patch_set_trap_hook(dacce_trap_hook hook);
 
 /*
- * Installs the SIGTRAP handler and registers for core serialisation.
+ * Installs the trap signal's handler (trap.h) and registers for core
+ * serialisation.
  * Returns 0, or a negative errno (the caller then must not patch live code).
  */
 int dacce_patch_init(void);
 
 /*
- * The program's own SIGTRAP disposition: ours stays installed and passes
+ * The program's own disposition of the trap signal: ours stays installed and passes
  * traps that are not ours to it.  old (may be NULL) gets the previous one.
  */
-void dacce_patch_chain_sigtrap(const struct sigaction *act, struct sigaction *old);
+void dacce_patch_chain_trap_signal(const struct sigaction *act, struct sigaction *old);
 
 /* Applies one patch.  Callers serialise patches (one at a time). */
 int dacce_patch_apply(const struct dacce_patch *patch);
@@ -77,8 +79,8 @@ int dacce_patch_submit(const struct dacce_patch *patch);
  */
 void dacce_patch_sole_thread(bool sole);
 
-/* Makes the instruction at addr trap (a permanent int3 for the trap hook). */
-int dacce_patch_int3(uintptr_t addr);
+/* Makes the instruction at addr trap (a permanent trap byte for the trap hook). */
+int dacce_patch_trap(uintptr_t addr);
 
 /* Writes bytes that no thread can be executing yet (fresh code, dead sites). */
 int dacce_patch_write_quiet(uintptr_t addr, const void *bytes, size_t len);

@@ -5,12 +5,12 @@
  * A function is decoded when first entered through an instrumented edge (or
  * as a root).  Each of its sites becomes either a patched site (a 5- or
  * 6-byte call, or a 5-byte tail jmp, rewritten as `jmp stub`) or a trapped
- * site (everything shorter or conditional: a permanent int3).
+ * site (everything shorter or conditional: a permanent trap byte, trap.h).
  *
  * First call of a patched site: the stub enters the slow path with the site
  * index; the handler adds the edge, decodes the callee, builds the site's
  * trampoline for the current epoch and points the site at it.  A trapped
- * site: the SIGTRAP hook computes where the instruction goes from the
+ * site: the trap hook computes where the instruction goes from the
  * thread's registers and sends the thread to the trampoline for that
  * (site, target), built on first use.  Both only choose generated code;
  * what the code does is ops.c and tail.c.
@@ -57,6 +57,7 @@
 #include "tls.h"
 #include "traits.h"
 #include "tramp.h"
+#include "trap.h"
 
 #define STUB_LEN 48
 #define SETJMP_THUNK_LEN 64
@@ -444,7 +445,7 @@ static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
  * Dispatch code for an indirect call site of 5 bytes or more, which jumps
  * here: load the target into %r11 (kept in the red zone), compare it with the
  * targets the site has met, go to the trampoline of the one it is; a new
- * target traps (the int3 below), and the trap handler builds the next version
+ * target traps (the trap byte below), and the trap handler builds the next version
  * of this code with that target added.
  */
 /* Back to the program's state after jump dispatch code used the stack below the red zone. */
@@ -464,7 +465,7 @@ static int dispatch_arrays(uint32_t n, uintptr_t **literal, x86_label **hit)
 }
 
 static int finish_dispatch(const struct x86_buf *b, uint32_t index, uintptr_t entry,
-			   uintptr_t int3_at)
+			   uintptr_t trap_at)
 {
 	int err;
 
@@ -474,7 +475,7 @@ static int finish_dispatch(const struct x86_buf *b, uint32_t index, uintptr_t en
 	rt.n_trampolines++;
 	name_code("dispatch", b, rt.sites[index].scan.addr);
 	err = note_entry(entry, index);
-	return err ? err : dacce_hashmap_put(&rt.trapped_at, int3_at, index);
+	return err ? err : dacce_hashmap_put(&rt.trapped_at, trap_at, index);
 }
 
 /*
@@ -490,7 +491,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 {
 	struct rt_site *site = &rt.sites[index];
 	uint32_t n = n_targets < DISPATCH_TARGETS ? n_targets : DISPATCH_TARGETS;
-	uintptr_t exec, *literal = NULL, lit_lo, lit_hi, int3_at;
+	uintptr_t exec, *literal = NULL, lit_lo, lit_hi, trap_at;
 	x86_label *hit = NULL, below, above;
 	struct x86_buf b;
 	uint8_t *write;
@@ -521,7 +522,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	above = x86_jcc_near(&b, X86_JAE);
 	leave_jump_frame(&b);
 	if (site->scan.kind == DACCE_SITE_TAIL_DIRECT)
-		x86_int3(&b); /* a constant target outside the function: never here */
+		x86_trap(&b); /* a constant target outside the function: never here */
 	else
 		x86_bytes(&b, site->original, site->scan.len); /* inside the function: as natively */
 	x86_bind_near(&b, below);
@@ -538,17 +539,17 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 		 */
 		x86_spill_r11(&b, DISPATCH_R11_SLOT);
 		x86_bytes(&b, site->reload, site->reload_len);
-		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &int3_at);
+		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &trap_at);
 	} else {
-		int3_at = b.addr + b.len;
-		x86_int3(&b);
+		trap_at = b.addr + b.len;
+		x86_trap(&b);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
 		leave_jump_frame(&b);
 		x86_jmp(&b, targets[i].tramp);
 	}
-	err = finish_dispatch(&b, index, *entry, int3_at);
+	err = finish_dispatch(&b, index, *entry, trap_at);
 cleanup:
 	free(literal);
 	free(hit);
@@ -560,7 +561,7 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 {
 	struct rt_site *site = &rt.sites[index];
 	uint32_t n = n_targets < DISPATCH_TARGETS ? n_targets : DISPATCH_TARGETS;
-	uintptr_t exec, *literal = NULL, int3_at;
+	uintptr_t exec, *literal = NULL, trap_at;
 	x86_label *hit = NULL;
 	struct x86_buf b;
 	uint8_t *write;
@@ -590,19 +591,19 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 		hit[i] = x86_jcc_near(&b, X86_JE);
 	}
 	if (site->table) {
-		/* Past the compared targets: the table, then an int3 for a new one. */
-		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &int3_at);
+		/* Past the compared targets: the table, then a trap byte for a new one. */
+		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &trap_at);
 	} else {
 		x86_reload_r11(&b, DISPATCH_R11_SLOT);
-		int3_at = b.addr + b.len;
-		x86_int3(&b);
+		trap_at = b.addr + b.len;
+		x86_trap(&b);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
 		x86_reload_r11(&b, DISPATCH_R11_SLOT);
 		x86_jmp(&b, targets[i].tramp);
 	}
-	err = finish_dispatch(&b, index, *entry, int3_at);
+	err = finish_dispatch(&b, index, *entry, trap_at);
 cleanup:
 	free(literal);
 	free(hit);
@@ -612,10 +613,10 @@ cleanup:
 /*
  * A short indirect call (`call *%rax`, `call *0x10(%rax)`) borrows the bytes
  * of the instruction before it, P, for a `jmp rel32` to a landing.  When P is
- * under 5 bytes the jump runs into the site, whose first byte must stay an
- * int3 (a jump from elsewhere straight to the site, or a thread interrupted
- * between P and the site, still traps): so the rel32 byte that falls on it
- * must be 0xcc, which fixes part of the landing's address (the punning of
+ * under 5 bytes the jump runs into the site, whose first byte must stay the
+ * trap byte (a jump from elsewhere straight to the site, or a thread
+ * interrupted between P and the site, still traps): so the rel32 byte that
+ * falls on it must be DACCE_TRAP_BYTE, which fixes part of the landing's address (the punning of
  * E9Patch).  The bytes after the site, the callee's return address, are
  * never touched.
  */
@@ -632,7 +633,8 @@ static bool can_borrow(const struct dacce_scan_site *s)
 
 /*
  * The window of landing addresses for try k of a jump whose next instruction
- * is at next: rel32 = landing - next must have byte `byte` equal to 0xcc.
+ * is at next: rel32 = landing - next must have byte `byte` equal to
+ * DACCE_TRAP_BYTE.
  * Such windows repeat every 256^(byte + 1) bytes; tries go outward from the
  * program's code, alternately above and below it.
  */
@@ -640,15 +642,15 @@ static bool landing_window(uintptr_t next, unsigned byte, int k, uintptr_t *lo, 
 {
 	unsigned shift = 8 * byte;
 	int64_t width = (int64_t)1 << shift, step = width << 8;
-	int64_t base = (int64_t)0xcc << shift, rel, j;
+	int64_t base = (int64_t)DACCE_TRAP_BYTE << shift, rel, j;
 	int64_t above = (int64_t)rt.exe->end - (int64_t)next - base;
 	int64_t below = (int64_t)rt.exe->start - width - (int64_t)next - base;
 
 	if (byte == 3) {
-		/* The top byte: one window, 816 to 832 MiB below. */
+		/* The top byte: one window, 656 to 672 MiB below. */
 		if (k > 0)
 			return false;
-		rel = (int64_t)(int32_t)0xcc000000u;
+		rel = (int64_t)(int32_t)((uint32_t)DACCE_TRAP_BYTE << 24);
 	} else {
 		/* The first window clear of the program above it, and below it. */
 		j = k % 2 ? (below >= 0 ? below / step : -((-below + step - 1) / step)) - k / 2
@@ -732,7 +734,7 @@ static void set_landing(const struct rt_site *site, uintptr_t dispatch)
 	__atomic_store_n(slot, (uint64_t)dispatch, __ATOMIC_RELEASE);
 }
 
-/* P becomes `jmp landing`; the site keeps its int3 (the rel32 byte over it is 0xcc). */
+/* P becomes `jmp landing`; the site keeps its trap byte (the rel32 byte over it is one). */
 static int borrow(uint32_t index)
 {
 	static const uint8_t prefix[2] = { 0x2e, 0x48 }; /* CS, REX.W: both ignored by jmp */
@@ -755,7 +757,7 @@ static int borrow(uint32_t index)
 	if (err)
 		return err;
 	site = &rt.sites[index];
-	if (site->scan.prev_len < 5 && jmp[site->scan.prev_len] != 0xcc)
+	if (site->scan.prev_len < 5 && jmp[site->scan.prev_len] != DACCE_TRAP_BYTE)
 		return -EILSEQ; /* landing_window is wrong: never patch then */
 	site->dispatch = entry;
 	set_landing(site, entry);
@@ -769,8 +771,8 @@ static int borrow(uint32_t index)
 /*
  * Two borrowed instructions, P0 and P1, when P1 and the site are too short
  * together: a jump written at P0 covers P1's start (and the site's, when
- * they are short too), and each start it covers must read as int3, so one
- * or two rel32 bytes are 0xcc.  A layout of the jump (redundant prefixes)
+ * they are short too), and each start it covers must read as the trap byte,
+ * so one or two rel32 bytes are DACCE_TRAP_BYTE.  A layout of the jump (redundant prefixes)
  * says which: *lo_byte and *hi_byte (the same when only one is fixed), or
  * false when every layout fixes the top byte or puts a start on an opcode
  * byte.  *prefixes says how many prefixes the layout has.
@@ -809,7 +811,7 @@ static bool can_borrow_two(const struct dacce_scan_site *s)
 
 /*
  * A landing for a jump whose next instruction is at next, with rel32 bytes
- * lo_byte and hi_byte (lo_byte <= hi_byte <= 2) equal to 0xcc: in the windows
+ * lo_byte and hi_byte (lo_byte <= hi_byte <= 2) equal to DACCE_TRAP_BYTE: in the windows
  * of hi_byte, then the addresses there with lo_byte right too.
  */
 static int landing_for_two(struct rt_site *site, uintptr_t next, int lo_byte, int hi_byte)
@@ -830,14 +832,14 @@ static int landing_for_two(struct rt_site *site, uintptr_t next, int lo_byte, in
 			continue;
 		}
 		if (lo_byte == 1) {
-			/* hi_byte 2: the 256 addresses whose byte 1 is 0xcc too */
-			at = lo + 0xcc00;
+			/* hi_byte 2: the 256 addresses whose byte 1 is the trap byte too */
+			at = lo + ((uintptr_t)DACCE_TRAP_BYTE << 8);
 			err = dacce_codecache_alloc_window(&rt.cache, at, at + 256, LANDING_LEN,
 							   &site->landing, &write);
 			continue;
 		}
 		/* lo_byte 0: one address in each 256 */
-		at = lo + ((0xcc - (lo - next)) & 0xff);
+		at = lo + ((DACCE_TRAP_BYTE - (lo - next)) & 0xff);
 		for (int tries = 0; at < hi && tries < 16 && err; tries++, at += 256)
 			err = dacce_codecache_alloc_window(&rt.cache, at, at + 1, LANDING_LEN,
 							   &site->landing, &write);
@@ -847,7 +849,7 @@ static int landing_for_two(struct rt_site *site, uintptr_t next, int lo_byte, in
 
 /*
  * P0 becomes a jump to the landing over P0, P1 and perhaps the site's
- * start; P1's start (and the site's) keep reading as int3.  P1's start goes
+ * start; P1's start (and the site's) keep reading as the trap byte.  P1's start goes
  * into trapped_at first: a thread that ran P0 before the jump was written
  * traps there and goes on in the dispatch code's copy of P1 (handle_trap).
  */
@@ -878,8 +880,9 @@ static int borrow_two(uint32_t index)
 	}
 	if (err)
 		return err;
-	if (jmp[s->prev2_len] != 0xcc ||
-	    (s->prev2_len + s->prev_len < 5 + p && jmp[s->prev2_len + s->prev_len] != 0xcc))
+	if (jmp[s->prev2_len] != DACCE_TRAP_BYTE ||
+	    (s->prev2_len + s->prev_len < 5 + p &&
+	     jmp[s->prev2_len + s->prev_len] != DACCE_TRAP_BYTE))
 		return -EILSEQ; /* the layout is wrong: never patch then */
 	err = dacce_hashmap_put(&rt.trapped_at, s->prev, index);
 	if (err)
@@ -1018,10 +1021,10 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	}
 	/* A short jump followed by padding has room for a jmp rel32 all the same (scan.h). */
 	if (site->dispatched && s->len + s->pad < 5) {
-		/* The int3 first: the jump written over P runs into it. */
+		/* The trap byte first: the jump written over P runs into it. */
 		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
 		if (!err)
-			err = dacce_patch_int3(s->addr);
+			err = dacce_patch_trap(s->addr);
 		/*
 		 * A site a branch lands on: a jump over P would serve only the
 		 * threads falling through, a hop serves all.
@@ -1076,7 +1079,7 @@ counted:
 	if (site->trapped) {
 		err = dacce_hashmap_put(&rt.trapped_at, s->addr, index);
 		if (!err)
-			err = dacce_patch_int3(s->addr);
+			err = dacce_patch_trap(s->addr);
 		return err;
 	}
 	err = make_stub(index, s->addr, &site->stub);
@@ -1172,7 +1175,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	rt.n_decoded++;
 	announce_fragment(fn, node);
 	/*
-	 * A watched entry keeps its int3 until the sites are patched: another
+	 * A watched entry keeps its trap byte until the sites are patched: another
 	 * thread that gets there meanwhile waits for the lock, rather than run
 	 * calls not patched yet.  The scan reads a copy with the entry's byte.
 	 */
@@ -1411,9 +1414,9 @@ static int jcc_rel32(const struct rt_site *site, uintptr_t dest, uint8_t out[4])
 
 /*
  * A trapped conditional tail jump stops trapping once its target has a
- * trampoline: the jcc is pointed at it.  Its int3 is already there, so the
- * kernel's protocol is what is left of it: the new rel32 behind the int3,
- * then the opcode byte back.  A thread meeting the int3 meanwhile is
+ * trampoline: the jcc is pointed at it.  Its trap byte is already there, so
+ * the kernel's protocol is what is left of it: the new rel32 behind the trap
+ * byte, then the opcode byte back.  A thread meeting the trap byte meanwhile is
  * emulated with the original bytes, which go to the same trampoline.
  */
 static int promote_jcc(struct rt_site *site, uintptr_t tramp)
@@ -1551,7 +1554,7 @@ static int dispatch_new_target(uint32_t index, uintptr_t target, uintptr_t tramp
 	return redispatch(index);
 }
 
-/* A thread met the int3 of a trapped site: send it where the instruction would go. */
+/* A thread met the trap byte of a trapped site: send it where the instruction would go. */
 static int handle_trap(void *uc_void, uintptr_t at)
 {
 	ucontext_t *uc = uc_void;
@@ -1562,7 +1565,7 @@ static int handle_trap(void *uc_void, uintptr_t at)
 	uint32_t index;
 	int err, saved_errno = errno; /* a signal handler must leave errno as it found it */
 
-	/* Every signal is already blocked in the SIGTRAP handler. */
+	/* Every signal is already blocked in the trap signal's handler. */
 	hold_lock();
 	if (dacce_hashmap_get(&rt.trapped_at, at, &index)) {
 		pthread_setcancelstate(release_lock(), NULL);
@@ -1610,7 +1613,7 @@ static int handle_trap(void *uc_void, uintptr_t at)
 }
 
 /*
- * The SIGTRAP hook: runtime work (decoding, building code) on the trapping
+ * The trap hook: runtime work (decoding, building code) on the trapping
  * thread, which a sampler must see as such: its pc is in the runtime or the
  * libraries it uses, and its context is being changed.
  */

@@ -22,6 +22,7 @@
 #include "stop.h"
 #include "threads.h"
 #include "tls.h"
+#include "trap.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
@@ -128,6 +129,33 @@ static void show_program_view(const struct user_handler *before, struct sigactio
 		*old = before->act;
 }
 
+/*
+ * The trap signal's handler stays the runtime's (patch.c), which passes the
+ * signals that are not its traps to what the program installed: wrapped as
+ * any handler, so it too runs as a nested root on the interrupted context.
+ */
+static int chain_trap_signal(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct user_handler before = handlers[sig];
+	struct sigaction wrapper;
+	uint32_t root_edge;
+
+	if (act && is_function(act) &&
+	    !dacce_rt_root_edge(DACCE_ROOT_SITE_SIGNAL, (uintptr_t)act->sa_handler, &root_edge)) {
+		handlers[sig] = (struct user_handler){ .act = *act, .root_edge = root_edge,
+						       .wrapped = true };
+		wrapper = *act;
+		wrapper.sa_sigaction = run_handler;
+		wrapper.sa_flags |= SA_SIGINFO;
+		act = &wrapper;
+	} else if (act) {
+		handlers[sig].wrapped = false;
+	}
+	dacce_patch_chain_trap_signal(act, old);
+	show_program_view(&before, old);
+	return 0;
+}
+
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
@@ -142,11 +170,8 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	}
 	if (!dacce_rt_enabled() || sig <= 0 || sig >= NSIG)
 		return real(sig, act, old);
-	/* Our SIGTRAP handler stays: the program's takes the traps that are not ours. */
-	if (sig == SIGTRAP) {
-		dacce_patch_chain_sigtrap(act, old);
-		return 0;
-	}
+	if (sig == DACCE_TRAP_SIGNAL)
+		return chain_trap_signal(sig, act, old);
 	/* The signal that stops threads for a re-encoding is the runtime's own. */
 	if (sig == dacce_stop_signal()) {
 		errno = EINVAL;
@@ -169,8 +194,8 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	wrapper = *act;
 	wrapper.sa_sigaction = run_handler;
 	wrapper.sa_flags |= SA_SIGINFO;
-	/* A trapped site met with SIGTRAP blocked would kill the process. */
-	sigdelset(&wrapper.sa_mask, SIGTRAP);
+	/* A trapped site met with the trap signal blocked would kill the process. */
+	sigdelset(&wrapper.sa_mask, DACCE_TRAP_SIGNAL);
 	sigdelset(&wrapper.sa_mask, dacce_stop_signal());
 	ret = real(sig, &wrapper, old);
 	if (ret != 0)
@@ -188,8 +213,8 @@ void dacce_signals_adopt_installed(void)
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction cur;
 
-		/* SIGTRAP and the stop signal are the runtime's; glibc refuses its own. */
-		if (sig == SIGTRAP || sig == dacce_stop_signal() || handlers[sig].wrapped ||
+		/* The trap and stop signals are the runtime's; glibc refuses its own. */
+		if (sig == DACCE_TRAP_SIGNAL || sig == dacce_stop_signal() || handlers[sig].wrapped ||
 		    real(sig, NULL, &cur) != 0 || !is_function(&cur) ||
 		    cur.sa_sigaction == run_handler)
 			continue;
@@ -200,7 +225,7 @@ void dacce_signals_adopt_installed(void)
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 
 /*
- * The mask a program asks for, less SIGTRAP (trapped sites raise it
+ * The mask a program asks for, less the trap signal (trapped sites raise it
  * synchronously, and the kernel kills a process that raises a blocked one)
  * and less the stop signal (a thread that blocks it would hold up every
  * re-encoding).
@@ -208,10 +233,10 @@ typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 const sigset_t *dacce_signals_program_mask(int how, const sigset_t *set, sigset_t *copy)
 {
 	if (!set || how == SIG_UNBLOCK || !dacce_rt_enabled() ||
-	    (!sigismember(set, SIGTRAP) && !sigismember(set, dacce_stop_signal())))
+	    (!sigismember(set, DACCE_TRAP_SIGNAL) && !sigismember(set, dacce_stop_signal())))
 		return set;
 	*copy = *set;
-	sigdelset(copy, SIGTRAP);
+	sigdelset(copy, DACCE_TRAP_SIGNAL);
 	sigdelset(copy, dacce_stop_signal());
 	return copy;
 }
@@ -244,15 +269,39 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
 	return real(how, dacce_signals_program_mask(how, set, &copy), old);
 }
 
-__attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler)
+static sighandler_t install_with(int sig, sighandler_t handler, int flags)
 {
 	struct sigaction act, old;
 
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = handler;
-	act.sa_flags = SA_RESTART; /* glibc's signal(): BSD semantics */
+	act.sa_flags = flags;
 	sigemptyset(&act.sa_mask);
 	if (sigaction(sig, &act, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+sighandler_t bsd_signal(int sig, sighandler_t handler); /* glibc declares it for XPG only */
+
+/* glibc's signal() and bsd_signal(): BSD semantics. */
+__attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler)
+{
+	return install_with(sig, handler, SA_RESTART);
+}
+
+__attribute__((visibility("default"))) sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return install_with(sig, handler, SA_RESTART);
+}
+
+/*
+ * signal() as a program built for strict ISO C (-std=c99) gets it: SysV
+ * semantics, one-shot and not blocked while it runs.  zstd installs its
+ * crash handler for SIGILL, the runtime's trap signal, this way: left to
+ * glibc, it replaced the runtime's handler, and the first trap ran it.
+ */
+__attribute__((visibility("default"))) sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return install_with(sig, handler, SA_RESETHAND | SA_NODEFER);
 }

@@ -6,7 +6,7 @@
 
 /*
  * The mask a program asks for (with how, as sigprocmask takes it), less
- * SIGTRAP and the runtime's stop signal: set itself when it blocks neither,
+ * the runtime's trap signal (trap.h) and stop signal: set itself when it blocks neither,
  * else copy, filled in.
  */
 const sigset_t *dacce_signals_program_mask(int how, const sigset_t *set, sigset_t *copy);

@@ -68,6 +68,9 @@ struct dacce_thread {
 	atomic_uint answered_round;
 	uintptr_t pc;		/* where the stop found it */
 	uintptr_t resume_pc;	/* where it goes on (0: where it was) */
+	/* A trap whose byte was gone, sent back to run the whole instruction (patch.c). */
+	uintptr_t trap_rerun_at;
+	unsigned long trap_rerun_writes;
 };
 
 /* Lets a program's signal handlers put off by a mark being recorded run now. */

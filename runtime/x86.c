@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "x86.h"
 
+#include "trap.h"
+
 #include <string.h>
 
 #define FS_PREFIX 0x64
@@ -507,9 +509,9 @@ void x86_cmp_r11_with_rip_slot(struct x86_buf *b, uintptr_t slot)
 	emit(b, insn, sizeof(insn));
 }
 
-void x86_int3(struct x86_buf *b)
+void x86_trap(struct x86_buf *b)
 {
-	uint8_t insn[] = { 0xcc };
+	uint8_t insn[] = { DACCE_TRAP_BYTE };
 
 	emit(b, insn, sizeof(insn));
 }

@@ -122,7 +122,7 @@ void x86_xor_eax(struct x86_buf *b);
 /* Used by indirect-call dispatch code. */
 void x86_bytes(struct x86_buf *b, const uint8_t *bytes, size_t n); /* verbatim */
 void x86_cmp_r11_with_rip_slot(struct x86_buf *b, uintptr_t slot); /* flags of r11 - [slot] */
-void x86_int3(struct x86_buf *b);
+void x86_trap(struct x86_buf *b); /* trap.h */
 
 /* Control flow. */
 void x86_ret(struct x86_buf *b);

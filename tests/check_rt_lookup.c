@@ -41,7 +41,7 @@ static uintptr_t fake_tramp(struct fixture *f, uint64_t i)
 /* mov %r11, -16(%rsp); movabs $target, %r11; lookup. */
 static uintptr_t lookup_code(struct fixture *f, uint64_t target)
 {
-	uintptr_t exec, int3_at, near = (uintptr_t)&lookup_code;
+	uintptr_t exec, trap_at, near = (uintptr_t)&lookup_code;
 	uint8_t *write;
 	struct x86_buf b;
 
@@ -50,9 +50,9 @@ static uintptr_t lookup_code(struct fixture *f, uint64_t target)
 	x86_init(&b, write, CODE_MAX, exec);
 	x86_spill_r11(&b, -16);
 	x86_movabs_r11(&b, target);
-	dacce_emit_lookup(&b, f->table, -16, &int3_at);
+	dacce_emit_lookup(&b, f->table, -16, &trap_at);
 	ck_assert(!b.overflow);
-	ck_assert_uint_gt(int3_at, exec);
+	ck_assert_uint_gt(trap_at, exec);
 	return exec;
 }
 

@@ -84,6 +84,8 @@ if [ "$libdacce" != "-" ]; then
 	run_counted e2e tests/e2e.sh "$build/dacce" "$libdacce" "$build/e2e"
 	echo "== the perf map of generated code (DACCE_PERF_MAP, read by perf)"
 	run_counted perfmap tests/perfmap.sh "$libdacce" "$build/e2e/workload-O0"
+	echo "== a program under the runtime run from gdb and attached to by it"
+	run_counted gdb tests/gdb.sh "$libdacce"
 	echo "== the integration programs under dacce launch --validate (contexts against stack walks)"
 	run_counted validate-programs tests/validate-programs.sh "$build/dacce" "$build"
 	echo "== pprof output read by go tool pprof"

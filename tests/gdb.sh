@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A program under the runtime survives gdb (runtime/trap.h): run from gdb, and attached
+# to while it meets code it has not run yet.  The runtime's traps are SIGILL, which gdb
+# passes on; with `handle SIGILL nostop noprint` it does so silently.  When they were
+# int3s, gdb kept their SIGTRAP and the program went on inside an instruction: both
+# cases below crashed.  CPython takes over 2,000 traps starting up.
+# Ends with "gdb: N passed, M failed".
+#
+# usage: tests/gdb.sh LIBDACCE
+set -u
+lib=$(readlink -f "$1")
+python=/usr/bin/python3
+work=$(mktemp -d /tmp/dacce-gdb.XXXXXX)
+target=
+cleanup() {
+	[ -n "$target" ] && kill "$target" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "ok: $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $1"; }
+
+if ! command -v gdb >/dev/null || [ ! -x "$python" ]; then
+	fail "gdb or $python not found (Debian packages: gdb python3)"
+	echo "gdb: $passed passed, $failed failed"
+	exit 1
+fi
+
+# gdb's own environment stays clean: only the program gets the runtime.
+gdb_quiet() {
+	timeout 300 gdb -nx -q -batch -ex 'set pagination off' -ex 'set confirm off' \
+		-ex 'handle SIGILL SIG63 nostop noprint' "$@"
+}
+
+# 1. Started by gdb, with every trap of its start-up passing through gdb.
+echo 'import json; print(sum(json.loads(json.dumps(list(range(1000))))))' >"$work/run.py"
+gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+	-ex 'set environment DACCE_LOG=1' -ex run --args "$python" "$work/run.py" \
+	>"$work/run.out" 2>&1
+if grep -qx 499500 "$work/run.out" && grep -q 'exited normally' "$work/run.out" &&
+	grep -q 'traps taken' "$work/run.out"; then
+	pass "run from gdb: same output, exited normally, runtime traps passed through"
+else
+	fail "run from gdb: $(grep -vE '^\[|^Using host' "$work/run.out" | tail -n 3 | tr '\n' ' ')"
+fi
+
+# 2. Attached to while it waits, then let go on to code it has not run yet (more traps).
+cat >"$work/target.py" <<'EOF'
+import os, sys, time
+go = sys.argv[1]
+open(go + ".ready", "w").close()
+while not os.path.exists(go):
+	time.sleep(0.01)
+import json, decimal, fractions
+print(sum(json.loads(json.dumps(list(range(1000))))), fractions.Fraction(3, 9), decimal.Decimal("1.5") * 2)
+EOF
+LD_PRELOAD=$lib DACCE_LOG=1 "$python" "$work/target.py" "$work/go" >"$work/attach.out" 2>&1 &
+target=$!
+for _ in $(seq 500); do
+	[ -e "$work/go.ready" ] && break
+	sleep 0.02
+done
+gdb_quiet -p "$target" -ex "shell touch $work/go" -ex continue >"$work/gdb.out" 2>&1
+wait "$target"
+status=$?
+target=
+if [ "$status" -eq 0 ] && grep -qx '499500 1/3 3.0' "$work/attach.out" &&
+	grep -q 'exited normally' "$work/gdb.out"; then
+	pass "attached by gdb while it meets new code: same output, exit status 0"
+else
+	fail "attached by gdb: status $status, output $(head -c 200 "$work/attach.out" | tr '\n' ' '), gdb: $(grep -vE '^\[|^Using host' "$work/gdb.out" | tail -n 2 | tr '\n' ' ')"
+fi
+
+echo "gdb: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The program's own SIGILL, now that the runtime's traps are SIGILL too
+ * (runtime/trap.h): an undefined instruction of its own (ud2) and a SIGILL
+ * sent to it reach its handler, which runs as a nested root on top of the
+ * interrupted context like any handler; with the default action back, ud2
+ * kills a child by SIGILL, as natively (not a loop of retries, not a
+ * different signal).  A handler installed the SysV way (__sysv_signal, what
+ * signal() is under -std=c99) is one-shot and must not take the runtime's
+ * traps: a comparator qsort calls first traps at its watched entry.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+extern const char own_ud2[] __attribute__((visibility("hidden")));
+
+static volatile int sink, faults, sent;
+
+NOINLINE static void in_handler(const char *tag)
+{
+	probe_through(tag);
+	sink++;
+}
+
+static void on_sigill(int sig, siginfo_t *info, void *uc_void)
+{
+	ucontext_t *uc = uc_void;
+
+	(void)sig;
+	if (info->si_code == ILL_ILLOPN && info->si_addr == (void *)own_ud2) {
+		faults++;
+		probe_fault_at("ud2-handler", (void *)own_ud2);
+		sink++;
+		uc->uc_mcontext.gregs[REG_RIP] += 2; /* on past the ud2 */
+	} else if (info->si_code == SI_TKILL) {
+		sent++;
+		in_handler("sent-handler");
+	}
+}
+
+NOINLINE void undefined_instruction(void)
+{
+	__asm__ volatile(".globl own_ud2\n.hidden own_ud2\nown_ud2: ud2" ::: "memory");
+	probe("after-ud2");
+	sink++;
+}
+
+NOINLINE static void send_one(void)
+{
+	raise(SIGILL);
+	probe("after-raise");
+	sink++;
+}
+
+/* Runs body in a child without a core file, then says how the child ended. */
+NOINLINE static void in_child(const char *name, void (*body)(void))
+{
+	struct rlimit no_core = { 0, 0 };
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		setrlimit(RLIMIT_CORE, &no_core);
+		body();
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		printf("%s child killed by signal %d\n", name, WTERMSIG(status));
+	else
+		printf("%s child exited with status %d\n", name, WEXITSTATUS(status));
+}
+
+NOINLINE static void default_action(void)
+{
+	signal(SIGILL, SIG_DFL);
+	undefined_instruction();
+}
+
+static volatile int sysv_runs;
+
+static void on_sigill_sysv(int sig)
+{
+	(void)sig;
+	sysv_runs++;
+}
+
+NOINLINE static int by_value(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+NOINLINE static void sysv_handler(void)
+{
+	int values[] = { 5, 3, 9, 1, 7 };
+
+	__sysv_signal(SIGILL, on_sigill_sysv);
+	qsort(values, 5, sizeof(values[0]), by_value);
+	printf("sorted %d %d %d %d %d, sysv handler ran %d\n", values[0], values[1], values[2],
+	       values[3], values[4], sysv_runs);
+	fflush(stdout);
+	raise(SIGILL); /* the handler runs once and is reset */
+	printf("sysv handler ran %d\n", sysv_runs);
+	fflush(stdout);
+	__asm__ volatile("ud2" ::: "memory"); /* the default action now */
+}
+
+int main(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigill;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGILL, NULL, &old);
+	printf("handler shown: %s\n", old.sa_sigaction == on_sigill ? "the program's" : "another");
+	for (int i = 0; i < 3; i++) {
+		undefined_instruction();
+		send_one();
+	}
+	printf("faults %d, sent %d\n", faults, sent);
+	in_child("default", default_action);
+	in_child("sysv", sysv_handler);
+	probe("end");
+	return 0;
+}
