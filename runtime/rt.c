@@ -37,6 +37,7 @@
 #include "dict.h"
 #include "emulate.h"
 #include "exceptions.h"
+#include "debug_returns.h"
 #include "entry.h"
 #include "entry_notes.h"
 #include "funcs.h"
@@ -1385,6 +1386,8 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 		dacce_codecache_trim(&rt.cache, start, max, b.len);
 	if (!err && *after)
 		err = dacce_hashmap_put(&rt.return_edge, *after, edge);
+	if (!err && *after)
+		err = dacce_debug_returns_add(*after, site->scan.addr + site->scan.len);
 	if (err)
 		return err;
 	name_code(tail ? "tail" : "call", &b, site->scan.addr);
@@ -2747,6 +2750,7 @@ static int build_tail_stub(void)
 	rt.tail_stub = dacce_tail_emit_return_stub(&b, rt.tpoff);
 	if (!rt.tail_stub)
 		return -ENOSPC;
+	dacce_debug_returns_start(rt.tail_stub, rt.tpoff);
 	dacce_perfmap_add(b.addr, b.len, "dacce:tail_call_return");
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
 	announce_code_of_no_site(rt.tail_stub, DACCE_CODE_TAIL_STUB);

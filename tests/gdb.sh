@@ -75,5 +75,39 @@ else
 	fail "attached by gdb: status $status, output $(head -c 200 "$work/attach.out" | tr '\n' ' '), gdb: $(grep -vE '^\[|^Using host' "$work/gdb.out" | tail -n 2 | tr '\n' ' ')"
 fi
 
+# 3. `bt` with user/dacce-gdb.py: the frames (function and pc) of the native run, through
+# trampolines and through the tail stub (viaptr's indirect tail jump to leaf gives leaf's
+# frame the tail stub as its return address while the edge is pushed).
+cat >"$work/bt.c" <<'EOF'
+#include <stdio.h>
+__attribute__((noinline)) void stop_here(int x) { __asm__ volatile("" : : "r"(x) : "memory"); }
+__attribute__((noinline)) int leaf(int x) { if (x == 7) stop_here(x); return x * 3 + 1; }
+__attribute__((noinline)) int viaptr(int (*f)(int), int x) { return f(x); }
+__attribute__((noinline)) int mid(int x) { return viaptr(leaf, x) + 2; }
+__attribute__((noinline)) int top(int x) { return mid(x) * 2; }
+int main(void) { int s = 0; for (int i = 0; i < 20; i++) s += top(i); printf("%d\n", s); return 0; }
+EOF
+frames() { # GDB_OUTPUT: "function pc" of each frame of the backtrace
+	sed -n 's/^#[0-9]* *\(0x[0-9a-f]* in \)\{0,1\}\([A-Za-z_][A-Za-z0-9_]*\) (.*/\2 \1/p' "$1" |
+		sed 's/ in $//'
+}
+if gcc -O2 -g -o "$work/bt" "$work/bt.c"; then
+	bt_script=(-ex 'set startup-with-shell off' -ex 'break main' -ex run -ex 'hbreak stop_here'
+		-ex continue -ex bt)
+	gdb_quiet "${bt_script[@]}" "$work/bt" >"$work/bt.native" 2>&1
+	gdb_quiet -x "$(dirname "$0")/../user/dacce-gdb.py" -ex "set environment LD_PRELOAD=$lib" \
+		"${bt_script[@]}" "$work/bt" >"$work/bt.dacce" 2>&1
+	frames "$work/bt.native" >"$work/frames.native"
+	frames "$work/bt.dacce" >"$work/frames.dacce"
+	if [ "$(wc -l <"$work/frames.native")" -eq 5 ] &&
+		cmp -s "$work/frames.native" "$work/frames.dacce"; then
+		pass "bt through trampolines and the tail stub: the native frames ($(cut -d' ' -f1 "$work/frames.native" | tr '\n' ' '))"
+	else
+		fail "bt: native [$(tr '\n' ' ' <"$work/frames.native")] under the runtime [$(tr '\n' ' ' <"$work/frames.dacce")]"
+	fi
+else
+	fail "bt: cannot build the test program"
+fi
+
 echo "gdb: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

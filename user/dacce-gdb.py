@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: MIT
+"""gdb support for programs running under libdacce.so.
+
+Load it with `gdb -x user/dacce-gdb.py ...` (or `source` it).  It
+
+- passes the runtime's own signals on silently: its traps (SIGILL, runtime/trap.h) and
+  the stops of its re-encodings (signal 63);
+- unwinds through generated code: a frame whose pc is a trampoline's return point goes on
+  in the calling function, at the address the call returns to natively, with the same
+  stack (the trampoline was entered by a jump); a frame whose pc is the tail stub goes on
+  where the thread's tail record for that frame says;
+- hides those frames from `bt`, which then shows the frames of an uninstrumented run.
+
+It reads the runtime's table of return points (runtime/debug_returns.h) from the stopped
+process; it never calls into it.
+"""
+import struct
+
+import gdb
+from gdb.unwinder import Unwinder, register_unwinder
+
+LAYOUT = 1
+TABLE_SYMBOL = "dacce_debug_returns"
+# struct dacce_debug_returns: layout, count, entries, tail_stub, tpoff
+TABLE_FORMAT = "<IIQQq"
+# struct dacce_tls: id, cc_top, cc_base, tc_top, tc_base (tls.h)
+TLS_FORMAT = "<QQQQQ"
+# struct dacce_rt_tail_record: id, cc_top, top_aux, reserved, frame, return_to
+RECORD_FORMAT = "<QQIIQQ"
+RECORD_SIZE = struct.calcsize(RECORD_FORMAT)
+
+
+def _read(addr, size):
+    return bytes(gdb.selected_inferior().read_memory(addr, size))
+
+
+class _Table:
+    """The runtime's return points as of the last stop (None without the runtime)."""
+
+    def __init__(self):
+        self.stamp = None
+        self.loaded = None
+
+    def get(self):
+        stamp = gdb.selected_inferior().pid
+        if self.loaded is not None and self.stamp == stamp:
+            return self.loaded
+        self.stamp = stamp
+        self.loaded = self._load()
+        return self.loaded
+
+    def forget(self, *_):
+        self.stamp = None
+        self.loaded = None
+
+    @staticmethod
+    def _load():
+        try:
+            addr = int(gdb.parse_and_eval("(unsigned long)&" + TABLE_SYMBOL))
+            layout, count, entries, tail_stub, tpoff = struct.unpack(
+                TABLE_FORMAT, _read(addr, struct.calcsize(TABLE_FORMAT)))
+        except (gdb.error, gdb.MemoryError):
+            return None
+        if layout != LAYOUT:
+            return None
+        returns = {}
+        if count:
+            raw = _read(entries, 16 * count)
+            for code, native in struct.iter_unpack("<QQ", raw):
+                returns[code] = native
+        return {"returns": returns, "tail_stub": tail_stub, "tpoff": tpoff}
+
+
+TABLE = _Table()
+
+
+def _tail_return(table, pending_frame, slot):
+    """The return address the tail record of the frame whose return slot is slot saved."""
+    try:
+        fs_base = int(pending_frame.read_register("fs_base"))
+    except gdb.error:
+        # Not unwound into outer frames; the thread's, as the innermost frame has it.
+        fs_base = int(gdb.newest_frame().read_register("fs_base"))
+    tls = fs_base + table["tpoff"]
+    _, _, _, tc_top, tc_base = struct.unpack(TLS_FORMAT, _read(tls, struct.calcsize(TLS_FORMAT)))
+    if not tc_base or tc_top < tc_base:
+        return None
+    for at in range(tc_top - RECORD_SIZE, tc_base - 1, -RECORD_SIZE):
+        record = struct.unpack(RECORD_FORMAT, _read(at, RECORD_SIZE))
+        if record[4] == slot:
+            return record[5]
+    return None
+
+
+def is_generated_return(pc):
+    """Whether pc is a return point of generated code or the tail stub."""
+    table = TABLE.get()
+    return table is not None and (pc in table["returns"] or pc == table["tail_stub"])
+
+
+def native_return(pc, pending_frame, sp):
+    """Where a return to pc ends up in the program, or None when pc is not generated code's."""
+    table = TABLE.get()
+    if table is None:
+        return None
+    if pc == table["tail_stub"]:
+        pc = _tail_return(table, pending_frame, sp - 8)
+        if pc is None:
+            return None
+        return table["returns"].get(pc, pc)
+    return table["returns"].get(pc)
+
+
+class FrameId:
+    """A frame's identity for gdb: its stack pointer and its pc."""
+
+    def __init__(self, sp, pc):
+        self.sp = sp
+        self.pc = pc
+
+
+class DacceUnwinder(Unwinder):
+    """A frame at a return point of generated code is its caller, with the same stack."""
+
+    def __init__(self):
+        super().__init__("dacce")
+
+    def __call__(self, pending_frame):
+        try:
+            pc = pending_frame.read_register("rip")
+            sp = pending_frame.read_register("rsp")
+            native = native_return(int(pc), pending_frame, int(sp))
+        except (gdb.error, gdb.MemoryError):
+            return None
+        if native is None:
+            return None
+        info = pending_frame.create_unwind_info(FrameId(sp, pc))
+        info.add_saved_register("rip", gdb.Value(native).cast(pc.type))
+        info.add_saved_register("rsp", sp)
+        for reg in ("rbp", "rbx", "r12", "r13", "r14", "r15"):
+            info.add_saved_register(reg, pending_frame.read_register(reg))
+        return info
+
+
+class DacceFrameFilter:
+    """Leaves generated code's frames out of `bt`."""
+
+    def __init__(self):
+        self.name = "dacce"
+        self.priority = 100
+        self.enabled = True
+        gdb.frame_filters[self.name] = self
+
+    def filter(self, frames):
+        for decorator in frames:
+            frame = decorator.inferior_frame()
+            if frame.level() > 0 and is_generated_return(frame.pc()):
+                continue
+            yield decorator
+
+
+gdb.execute("handle SIGILL nostop noprint pass", to_string=True)
+gdb.execute("handle SIG63 nostop noprint pass", to_string=True)
+register_unwinder(None, DacceUnwinder(), replace=True)
+DacceFrameFilter()
+gdb.events.stop.connect(TABLE.forget)
+gdb.events.exited.connect(TABLE.forget)
+gdb.events.new_objfile.connect(TABLE.forget)
