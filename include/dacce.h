@@ -20,7 +20,9 @@ extern "C" {
  * Same contract as glibc's backtrace(), computed from the context encoding:
  * the return addresses, innermost first, that an uninstrumented run would
  * show, from the caller of dacce_backtrace out to main (or the thread's
- * start routine); never an address of generated code.  Returns the number
+ * start routine); never an address of generated code.  In a signal handler,
+ * as glibc's, below the handler's frames: the signal trampoline, the pc the
+ * signal interrupted, then the interrupted code's callers.  Returns the number
  * stored (at most size), or -1 with errno set: ENOSYS when the runtime is
  * not active, ENODATA when the context is partial (code entered from outside
  * the instrumented program, such as a library callback).
@@ -72,7 +74,9 @@ int dacce_context_get(struct dacce_context *ctx);
  * taken (from the caller of dacce_context_get outward).  When the context
  * was deeper than DACCE_CONTEXT_ENTRIES (ctx->depth > ctx->n_entries), only
  * the innermost frames that the kept entries determine are given; never a
- * wrong one.  Returns the number stored, or -1 with errno: ENOSYS, EINVAL
+ * wrong one.  Taken in a signal handler, it leaves out the two frames the
+ * encoding does not hold: the signal trampoline and the interrupted pc.
+ * Returns the number stored, or -1 with errno: ENOSYS, EINVAL
  * (a context from no epoch of this process), ENODATA (partial context).
  */
 int dacce_context_decode(const struct dacce_context *ctx, void **buffer, int size);

@@ -192,12 +192,60 @@ static int thread_state(struct parked *p)
 	return 0;
 }
 
+static bool is_nested_root(const struct dacce_cc_entry *entry)
+{
+	return entry->edge < rt.graph->n_edges &&
+	       dacce_site_kind_is_nested_root(rt.graph->edges[entry->edge].kind);
+}
+
+/* Nested roots in cc[0, at]. */
+static uint32_t roots_up_to(const struct dacce_cc_entry *cc, uint32_t at)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i <= at; i++)
+		k += is_nested_root(&cc[i]);
+	return k;
+}
+
+/* The index of the k-th nested root (from 1) in cc[0, depth), or UINT32_MAX. */
+static uint32_t kth_root(const struct dacce_cc_entry *cc, uint32_t depth, uint32_t k)
+{
+	for (uint32_t i = 0; i < depth; i++)
+		if (is_nested_root(&cc[i]) && --k == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+/*
+ * The handlers' records of where they interrupted the thread (threads.h)
+ * name their roots by ccStack index, which translation changes: the k-th
+ * root from the bottom stays the k-th.  Stale records go.
+ */
+static void move_handler_pcs(struct dacce_thread *thread, const struct dacce_cc_entry *old_cc,
+			     uint32_t old_depth, const struct dacce_state *st)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t h = 0; h < thread->n_handler_pcs; h++) {
+		struct dacce_handler_pc record = thread->handler_pcs[h];
+
+		if (record.cc_index >= old_depth || !is_nested_root(&old_cc[record.cc_index]))
+			continue;
+		record.cc_index = kth_root(st->cc, st->cc_depth, roots_up_to(old_cc, record.cc_index));
+		if (record.cc_index != UINT32_MAX)
+			thread->handler_pcs[kept++] = record;
+	}
+	thread->n_handler_pcs = kept;
+}
+
 /* Writes a translated context back; tail records keep the return addresses of their frames. */
 static void store_state(const struct parked *p)
 {
 	struct dacce_tls *tls = p->thread->tls;
 	const struct dacce_state *st = &p->st;
 
+	move_handler_pcs(p->thread, tls->cc_base, (uint32_t)(tls->cc_top - tls->cc_base), st);
 	memcpy(tls->cc_base, st->cc, sizeof(*st->cc) * st->cc_depth);
 	for (uint32_t i = 0; i < st->tc_depth; i++) {
 		uint64_t return_to = 0;

@@ -2352,7 +2352,21 @@ uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 _Static_assert(sizeof(((struct dacce_rt_signal_save *)0)->tc_slot) ==
 		       sizeof(struct dacce_rt_tail_record), "a tail record fits the save");
 
-int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_signal_save *save)
+/* Records where the handler whose root goes at cc_index interrupted the thread. */
+static void note_handler_pc(struct dacce_thread *self, uint32_t cc_index, uintptr_t pc,
+			    uintptr_t restorer)
+{
+	while (self->n_handler_pcs > 0 &&
+	       self->handler_pcs[self->n_handler_pcs - 1].cc_index >= cc_index)
+		self->n_handler_pcs--;
+	if (self->n_handler_pcs < DACCE_HANDLER_PCS)
+		self->handler_pcs[self->n_handler_pcs++] = (struct dacce_handler_pc){
+			.cc_index = cc_index, .pc = pc, .restorer = restorer,
+		};
+}
+
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, uintptr_t restorer,
+			  struct dacce_rt_signal_save *save)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 	sigset_t saved;
@@ -2377,6 +2391,7 @@ int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_sign
 	save->over_code = dacce_codecache_contains(&rt.cache, pc);
 	if (save->over_code)
 		dacce_thread_self()->handlers_over_code++;
+	note_handler_pc(dacce_thread_self(), (uint32_t)(tls->cc_top - tls->cc_base), pc, restorer);
 	/* machine.h's nested root: push <id, edge, interrupted node>, id = maxID + 1. */
 	*tls->cc_top = (struct dacce_cc_entry){
 		.id = tls->id, .edge = root_edge, .aux = rt_node_at(tls, pc),
@@ -2456,17 +2471,54 @@ void dacce_rt_thread_end(void)
 /* ------------------------------------------------------------------ backtrace */
 
 /*
+ * Below a handler's frames, glibc's backtrace() shows the signal trampoline
+ * and the pc the signal interrupted (a fault's own instruction): so does the
+ * thread's live context, from what its handlers recorded (threads.h).  The
+ * roots are met from the top of the ccStack down, as the decoder pops them;
+ * *cursor is the index below which to look for the next one.
+ */
+static int handler_frames(const struct dacce_dict *dict, const struct dacce_thread *self,
+			  const struct dacce_snapshot *snap, uint32_t *cursor, void **buffer,
+			  int count, int size)
+{
+	while (*cursor > 0) {
+		struct dacce_edge_view v;
+		uint32_t at = --*cursor;
+
+		if (dacce_dict_edge(dict, rt.graph, snap->cc[at].edge, &v) ||
+		    !dacce_site_kind_is_nested_root(v.kind))
+			continue;
+		for (uint32_t i = 0; i < self->n_handler_pcs; i++) {
+			const struct dacce_handler_pc *h = &self->handler_pcs[i];
+
+			if (h->cc_index != at || dacce_codecache_contains(&rt.cache, h->pc))
+				continue;
+			if (count < size)
+				buffer[count++] = (void *)h->restorer;
+			if (count < size)
+				buffer[count++] = (void *)h->pc;
+		}
+		break;
+	}
+	return count;
+}
+
+/*
  * The return addresses of a snapshot in dict's epoch, innermost first.  A
  * snapshot taken in runtime code was reached through a boundary edge, always
  * pushed: its top entry names where it was.  With partial_ok, a snapshot
  * missing its outermost entries gives the frames decoded before they ran out.
+ * With self (the thread's own live context), below each handler's frames
+ * come the signal trampoline and the interrupted pc (handler_frames).
  */
 static int return_addresses(const struct dacce_dict *dict, struct dacce_snapshot *snap,
-			    bool partial_ok, void **buffer, int size)
+			    const struct dacce_thread *self, bool partial_ok, void **buffer,
+			    int size)
 {
 	struct dacce_decode_error why = { 0 };
 	struct dacce_frame *frames;
 	struct dacce_edge_view top;
+	uint32_t cursor = snap->cc_depth;
 	int n, count = 0;
 
 	if (size <= 0)
@@ -2494,8 +2546,12 @@ static int return_addresses(const struct dacce_dict *dict, struct dacce_snapshot
 		if (dacce_dict_edge(dict, rt.graph, frames[i].edge, &v))
 			break;
 		/* A signal handler's frame returns into the kernel's trampoline: none of ours. */
-		if (dacce_site_kind_is_nested_root(v.kind))
+		if (dacce_site_kind_is_nested_root(v.kind)) {
+			if (self)
+				count = handler_frames(dict, self, snap, &cursor, buffer, count,
+						       size);
 			continue;
+		}
 		if (dacce_site_kind_is_root(v.kind))
 			break;
 		if (v.site >= rt.cap_sites || !rt.sites[v.site].scan.addr)
@@ -2527,7 +2583,7 @@ int dacce_rt_backtrace(void **buffer, int size, uintptr_t ret)
 		.epoch = tls->epoch, .id = tls->id,
 		.cc_depth = (uint32_t)(tls->cc_top - tls->cc_base), .cc = tls->cc_base,
 	};
-	n = return_addresses(rt.dict, &snap, false, buffer, size);
+	n = return_addresses(rt.dict, &snap, dacce_thread_self(), false, buffer, size);
 	rt_unlock(&saved);
 	return n;
 }
@@ -2580,7 +2636,7 @@ int dacce_rt_context_decode(const struct dacce_context *ctx, void **buffer, int 
 		.epoch = ctx->epoch, .id = ctx->id, .cc_depth = ctx->n_entries,
 		.cc = (const struct dacce_cc_entry *)ctx->entries,
 	};
-	n = return_addresses(dict, &snap, ctx->depth > ctx->n_entries, buffer, size);
+	n = return_addresses(dict, &snap, NULL, ctx->depth > ctx->n_entries, buffer, size);
 	rt_unlock(&saved);
 	return n;
 }

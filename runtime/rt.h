@@ -74,7 +74,13 @@ struct dacce_rt_signal_save {
 	uint64_t jump_sp; /* a longjmp under way in the interrupted code (tls.h) */
 };
 
-int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, struct dacce_rt_signal_save *save);
+/*
+ * A handler's root on top of the interrupted context: pc is where the signal
+ * interrupted the thread, restorer where the handler returns (the signal
+ * trampoline).  1 when pushed, 0 when the thread has no context.
+ */
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, uintptr_t restorer,
+			  struct dacce_rt_signal_save *save);
 void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save *save);
 
 /*

@@ -92,12 +92,35 @@ static void leave_root(struct handler_root *root)
 		dacce_rt_signal_leave(root->root_edge, &root->save);
 }
 
+/* The kernel's rt_sigaction as it takes and gives it (x86-64). */
+struct kernel_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+/*
+ * Where a handler of sig returns: the restorer glibc installs with every
+ * handler (its __restore_rt), read back from the kernel once.
+ */
+static uintptr_t signal_trampoline(int sig)
+{
+	static uintptr_t restorer;
+	struct kernel_sigaction now;
+
+	if (!__atomic_load_n(&restorer, __ATOMIC_RELAXED) &&
+	    syscall(SYS_rt_sigaction, sig, NULL, &now, sizeof(now.mask)) == 0)
+		__atomic_store_n(&restorer, (uintptr_t)now.restorer, __ATOMIC_RELAXED);
+	return __atomic_load_n(&restorer, __ATOMIC_RELAXED);
+}
+
 static void call_handler(const struct user_handler *h, int sig, siginfo_t *info, ucontext_t *uc)
 {
 	struct handler_root root __attribute__((cleanup(leave_root))) = { .root_edge = h->root_edge };
 
 	root.pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-					    &root.save);
+					    signal_trampoline(sig), &root.save);
 	if (h->act.sa_flags & SA_SIGINFO)
 		h->act.sa_sigaction(sig, info, uc);
 	else

@@ -18,6 +18,7 @@
 #include "tls.h"
 
 #define DACCE_THUNK_CACHE 8
+#define DACCE_HANDLER_PCS 8
 
 struct dacce_thread {
 	struct dacce_thread *next, *prev;
@@ -68,6 +69,18 @@ struct dacce_thread {
 	atomic_uint answered_round;
 	uintptr_t pc;		/* where the stop found it */
 	uintptr_t resume_pc;	/* where it goes on (0: where it was) */
+	/*
+	 * Where the signal handlers running on the thread interrupted it, by
+	 * the ccStack index of each one's root: dacce_backtrace shows, as
+	 * glibc's backtrace() does, the signal trampoline and the interrupted
+	 * pc below a handler's frames.  Entries at or above a new root's index
+	 * are stale (a handler left by a jump); deeper nesting is not kept.
+	 */
+	struct dacce_handler_pc {
+		uint32_t cc_index;
+		uintptr_t pc, restorer;
+	} handler_pcs[DACCE_HANDLER_PCS];
+	uint32_t n_handler_pcs;
 	/* A trap whose byte was gone, sent back to run the whole instruction (patch.c). */
 	uintptr_t trap_rerun_at;
 	unsigned long trap_rerun_writes;

@@ -155,16 +155,20 @@ static __attribute__((noinline)) void probe_through(const char *tag)
 
 /*
  * As probe_through, for a fault in the program's own code (interrupted at
- * pc): glibc's backtrace() also reports the interrupted pc itself, which
- * the runtime's context does not (docs/runtime.md, "Not done"); drop it
- * natively.
+ * pc): glibc's backtrace() shows the signal trampoline and the interrupted
+ * pc itself below the handler's frames, and so does dacce_backtrace; a
+ * list without pc says so.
  */
 static __attribute__((noinline)) void probe_fault_at(const char *tag, void *pc)
 {
 	void *frames[256];
-	int native, n = probe_take(frames, 256, &native);
+	int native, n = probe_take(frames, 256, &native), found = 0;
 
-	probe_print_program(tag, frames, n, native, pc);
+	for (int i = 0; i < n; i++)
+		found |= frames[i] == pc;
+	if (n >= 0 && !found)
+		printf("%s: no frame at the fault\n", tag);
+	probe_print_program(tag, frames, n, native, NULL);
 }
 
 /* Milliseconds of CLOCK_MONOTONIC, for programs that wait a bounded time. */
