@@ -14,6 +14,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "signals.h"
 #include "threads.h"
 #include "tls.h"
 #include "trap.h"
@@ -78,7 +79,8 @@ static void sync_all_cores(void)
 /* A trap signal that is not ours: the program's handler, or its default action. */
 static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
 {
-	struct sigaction previous = previous_trap_action, dfl;
+	const struct dacce_kernel_sigaction dfl = { .handler = (void *)SIG_DFL };
+	struct sigaction previous = previous_trap_action;
 
 	/* One-shot (SA_RESETHAND, as SysV signal() installs): the kernel would reset it now. */
 	if ((previous.sa_flags & SA_RESETHAND) && previous.sa_handler != SIG_IGN &&
@@ -102,9 +104,7 @@ static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
 	 * the program) runs again on return and kills the process with its pc
 	 * where it was; a signal sent to it is sent again, blocked until then.
 	 */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	syscall(SYS_rt_sigaction, sig, &dfl, NULL, _NSIG / 8);
+	syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 	if (info->si_code <= 0)
 		raise(sig);
 }

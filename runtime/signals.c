@@ -92,14 +92,6 @@ static void leave_root(struct handler_root *root)
 		dacce_rt_signal_leave(root->root_edge, &root->save);
 }
 
-/* The kernel's rt_sigaction as it takes and gives it (x86-64). */
-struct kernel_sigaction {
-	void *handler;
-	unsigned long flags;
-	void *restorer;
-	uint64_t mask;
-};
-
 /*
  * Where a handler of sig returns: the restorer glibc installs with every
  * handler (its __restore_rt), read back from the kernel once.
@@ -107,7 +99,7 @@ struct kernel_sigaction {
 static uintptr_t signal_trampoline(int sig)
 {
 	static uintptr_t restorer;
-	struct kernel_sigaction now;
+	struct dacce_kernel_sigaction now;
 
 	if (!__atomic_load_n(&restorer, __ATOMIC_RELAXED) &&
 	    syscall(SYS_rt_sigaction, sig, NULL, &now, sizeof(now.mask)) == 0)
@@ -296,6 +288,10 @@ static sighandler_t install_with(int sig, sighandler_t handler, int flags)
 {
 	struct sigaction act, old;
 
+	if (handler == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = handler;
 	act.sa_flags = flags;

@@ -3,6 +3,15 @@
 #define DACCE_RT_SIGNALS_H
 
 #include <signal.h>
+#include <stdint.h>
+
+/* The kernel's rt_sigaction argument on x86-64 (not glibc's struct sigaction). */
+struct dacce_kernel_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
 
 /*
  * The mask a program asks for (with how, as sigprocmask takes it), less
