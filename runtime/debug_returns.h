@@ -5,7 +5,10 @@
  * table gdb's unwinder (user/dacce-gdb.py) reads from the stopped process
  * without calling into it.  With the tail stub and the TLS block's offset,
  * a frame whose return address is the tail stub is unwound through the
- * thread's tail records (tls.h).
+ * thread's tail records (tls.h).  Also the whole code of each call's
+ * trampoline and dispatch code, which runs on the caller's stack: a thread
+ * stopped there (gdb stepping over a call) is in the caller, about to
+ * continue at the native return address.
  *
  * The layout is read as raw memory by that script: change it only with
  * DACCE_DEBUG_RETURNS_LAYOUT.
@@ -15,11 +18,16 @@
 
 #include <stdint.h>
 
-#define DACCE_DEBUG_RETURNS_LAYOUT 1
+#define DACCE_DEBUG_RETURNS_LAYOUT 2
 
 struct dacce_debug_return {
 	uint64_t code;	 /* a return point in generated code */
 	uint64_t native; /* where the call returns natively */
+};
+
+/* Code running on the caller's stack, [start, end): its caller continues at native. */
+struct dacce_debug_range {
+	uint64_t start, end, native;
 };
 
 struct dacce_debug_returns {
@@ -28,7 +36,9 @@ struct dacce_debug_returns {
 	struct dacce_debug_return *entries;
 	uint64_t tail_stub;
 	int64_t tpoff; /* the TLS block is at the thread's fs base + tpoff */
-	uint32_t cap;
+	uint32_t n_ranges; /* ranges written; published after them */
+	uint32_t cap, cap_ranges;
+	struct dacce_debug_range *ranges;
 };
 
 /* Exported (libdacce.map) under this name for the script. */
@@ -39,5 +49,8 @@ void dacce_debug_returns_start(uintptr_t tail_stub, int64_t tpoff);
 
 /* One more return point, with rt.lock held.  0 or -ENOMEM. */
 int dacce_debug_returns_add(uintptr_t code, uintptr_t native);
+
+/* One more piece of code on a caller's stack, with rt.lock held.  0 or -ENOMEM. */
+int dacce_debug_returns_add_range(uintptr_t start, uintptr_t end, uintptr_t native);
 
 #endif

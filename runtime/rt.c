@@ -377,7 +377,12 @@ static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
 	name_code("first_call", &b, near);
 	/* A thread stopped on it is still at the site, in its function. */
 	err = note_entry(*stub, site);
-	return err ? err : note_entry(*stub + STUB_JMP, site);
+	if (!err)
+		err = note_entry(*stub + STUB_JMP, site);
+	/* On the caller's stack (the slow path's own frame is libdacce's). */
+	return err ? err
+		   : dacce_debug_returns_add_range(*stub, *stub + b.len,
+						   near + rt.sites[site].scan.len);
 }
 
 /* Points the jump of a site's stub at dest, in one store; -ERANGE when it cannot reach. */
@@ -476,6 +481,11 @@ static int finish_dispatch(const struct x86_buf *b, uint32_t index, uintptr_t en
 	rt.n_trampolines++;
 	name_code("dispatch", b, rt.sites[index].scan.addr);
 	err = note_entry(entry, index);
+	/* A call's dispatch code keeps to the red zone; a jump's moves %rsp (build_jump_dispatch). */
+	if (!err && !dacce_site_kind_is_tail(rt.sites[index].scan.kind))
+		err = dacce_debug_returns_add_range(b->addr, b->addr + b->len,
+						    rt.sites[index].scan.addr +
+							    rt.sites[index].scan.len);
 	return err ? err : dacce_hashmap_put(&rt.trapped_at, trap_at, index);
 }
 
@@ -1388,6 +1398,9 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 		err = dacce_hashmap_put(&rt.return_edge, *after, edge);
 	if (!err && *after)
 		err = dacce_debug_returns_add(*after, site->scan.addr + site->scan.len);
+	if (!err && *after)
+		err = dacce_debug_returns_add_range(start, start + b.len,
+						    site->scan.addr + site->scan.len);
 	if (err)
 		return err;
 	name_code(tail ? "tail" : "call", &b, site->scan.addr);

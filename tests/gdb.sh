@@ -109,5 +109,45 @@ else
 	fail "bt: cannot build the test program"
 fi
 
+# 4. `next` over a call with user/dacce-gdb.py: the first call of a site goes through its
+# first-call stub and the runtime's slow path, later ones through the trampoline; each
+# `next` must stop on the following line, as natively.
+cat >"$work/next.c" <<'EOF'
+#include <stdio.h>
+__attribute__((noinline)) int leaf(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int viaptr(int (*f)(int), int x) { return f(x); }
+__attribute__((noinline)) int mid(int x)
+{
+	int a = viaptr(leaf, x);
+	int b = a + 2;
+	return b;
+}
+int main(void)
+{
+	int s = 0;
+	for (int i = 0; i < 20; i++)
+		s += mid(i);
+	printf("%d\n", s);
+	return 0;
+}
+EOF
+if gcc -O0 -g -o "$work/next" "$work/next.c"; then
+	next_script=(-ex 'set startup-with-shell off' -ex 'break main' -ex run -ex 'hbreak 6'
+		-ex continue -ex next -ex next -ex continue -ex next -ex next)
+	gdb_quiet "${next_script[@]}" "$work/next" >"$work/next.native" 2>&1
+	gdb_quiet -x "$(dirname "$0")/../user/dacce-gdb.py" -ex "set environment LD_PRELOAD=$lib" \
+		"${next_script[@]}" "$work/next" >"$work/next.dacce" 2>&1
+	grep -E '^[0-9]+\s' "$work/next.native" >"$work/lines.native"
+	grep -E '^[0-9]+\s' "$work/next.dacce" >"$work/lines.dacce"
+	if [ "$(grep -cE '^(7|8)\s' "$work/lines.native")" -eq 4 ] &&
+		cmp -s "$work/lines.native" "$work/lines.dacce"; then
+		pass "next over a first call and over a later one: the native lines"
+	else
+		fail "next: native [$(tr '\n' ' ' <"$work/lines.native")] under the runtime [$(tr '\n' ' ' <"$work/lines.dacce")]"
+	fi
+else
+	fail "next: cannot build the test program"
+fi
+
 echo "gdb: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

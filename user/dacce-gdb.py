@@ -5,24 +5,28 @@ Load it with `gdb -x user/dacce-gdb.py ...` (or `source` it).  It
 
 - passes the runtime's own signals on silently: its traps (SIGILL, runtime/trap.h) and
   the stops of its re-encodings (signal 63);
-- unwinds through generated code: a frame whose pc is a trampoline's return point goes on
-  in the calling function, at the address the call returns to natively, with the same
-  stack (the trampoline was entered by a jump); a frame whose pc is the tail stub goes on
-  where the thread's tail record for that frame says;
+- unwinds through generated code: a frame whose pc is in a call's trampoline or dispatch
+  code (its return point among them) goes on in the calling function, at the address the
+  call returns to natively, with the same stack (the code was entered by a jump); a frame
+  whose pc is the tail stub goes on where the thread's tail record for that frame says.
+  So `next` over a call steps over it, as natively (`step` into a call steps over it too:
+  gdb sees code without line information first);
 - hides those frames from `bt`, which then shows the frames of an uninstrumented run.
 
 It reads the runtime's table of return points (runtime/debug_returns.h) from the stopped
 process; it never calls into it.
 """
+import bisect
 import struct
 
 import gdb
 from gdb.unwinder import Unwinder, register_unwinder
 
-LAYOUT = 1
+LAYOUT = 2
 TABLE_SYMBOL = "dacce_debug_returns"
-# struct dacce_debug_returns: layout, count, entries, tail_stub, tpoff
-TABLE_FORMAT = "<IIQQq"
+# struct dacce_debug_returns: layout, count, entries, tail_stub, tpoff, n_ranges, cap,
+# cap_ranges, ranges
+TABLE_FORMAT = "<IIQQqIII4xQ"
 # struct dacce_tls: id, cc_top, cc_base, tc_top, tc_base (tls.h)
 TLS_FORMAT = "<QQQQQ"
 # struct dacce_rt_tail_record: id, cc_top, top_aux, reserved, frame, return_to
@@ -35,40 +39,52 @@ def _read(addr, size):
 
 
 class _Table:
-    """The runtime's return points as of the last stop (None without the runtime)."""
+    """The runtime's table (None without the runtime), read again when it changed."""
 
     def __init__(self):
-        self.stamp = None
+        self.fresh = False  # checked since the last stop
+        self.header = None
         self.loaded = None
 
     def get(self):
-        stamp = gdb.selected_inferior().pid
-        if self.loaded is not None and self.stamp == stamp:
+        if self.fresh:
             return self.loaded
-        self.stamp = stamp
-        self.loaded = self._load()
+        self.fresh = True
+        header = self._header()
+        if header != self.header:
+            self.header = header
+            self.loaded = self._load(header) if header else None
         return self.loaded
 
     def forget(self, *_):
-        self.stamp = None
-        self.loaded = None
+        self.fresh = False
 
     @staticmethod
-    def _load():
+    def _header():
         try:
             addr = int(gdb.parse_and_eval("(unsigned long)&" + TABLE_SYMBOL))
-            layout, count, entries, tail_stub, tpoff = struct.unpack(
-                TABLE_FORMAT, _read(addr, struct.calcsize(TABLE_FORMAT)))
+            fields = struct.unpack(TABLE_FORMAT, _read(addr, struct.calcsize(TABLE_FORMAT)))
         except (gdb.error, gdb.MemoryError):
             return None
-        if layout != LAYOUT:
+        if fields[0] != LAYOUT:
             return None
-        returns = {}
-        if count:
-            raw = _read(entries, 16 * count)
-            for code, native in struct.iter_unpack("<QQ", raw):
-                returns[code] = native
-        return {"returns": returns, "tail_stub": tail_stub, "tpoff": tpoff}
+        return (gdb.selected_inferior().pid,) + fields
+
+    @staticmethod
+    def _load(header):
+        _, _, count, entries, tail_stub, tpoff, n_ranges, _, _, ranges = header
+        try:
+            returns = {}
+            if count:
+                for code, native in struct.iter_unpack("<QQ", _read(entries, 16 * count)):
+                    returns[code] = native
+            pieces = []
+            if n_ranges:
+                pieces = sorted(struct.iter_unpack("<QQQ", _read(ranges, 24 * n_ranges)))
+        except gdb.MemoryError:
+            return None
+        return {"returns": returns, "tail_stub": tail_stub, "tpoff": tpoff,
+                "starts": [piece[0] for piece in pieces], "pieces": pieces}
 
 
 TABLE = _Table()
@@ -92,10 +108,19 @@ def _tail_return(table, pending_frame, slot):
     return None
 
 
-def is_generated_return(pc):
-    """Whether pc is a return point of generated code or the tail stub."""
+def _in_call_code(table, pc):
+    """The native return address of the call whose code (on the caller's stack) holds pc."""
+    i = bisect.bisect_right(table["starts"], pc) - 1
+    if i >= 0 and table["pieces"][i][0] <= pc < table["pieces"][i][1]:
+        return table["pieces"][i][2]
+    return None
+
+
+def is_generated_code(pc):
+    """Whether pc is in a call's generated code or at the tail stub."""
     table = TABLE.get()
-    return table is not None and (pc in table["returns"] or pc == table["tail_stub"])
+    return table is not None and (pc in table["returns"] or pc == table["tail_stub"] or
+                                  _in_call_code(table, pc) is not None)
 
 
 def native_return(pc, pending_frame, sp):
@@ -108,7 +133,8 @@ def native_return(pc, pending_frame, sp):
         if pc is None:
             return None
         return table["returns"].get(pc, pc)
-    return table["returns"].get(pc)
+    native = table["returns"].get(pc)
+    return native if native is not None else _in_call_code(table, pc)
 
 
 class FrameId:
@@ -154,7 +180,7 @@ class DacceFrameFilter:
     def filter(self, frames):
         for decorator in frames:
             frame = decorator.inferior_frame()
-            if frame.level() > 0 and is_generated_return(frame.pc()):
+            if frame.level() > 0 and is_generated_code(frame.pc()):
                 continue
             yield decorator
 
@@ -166,3 +192,4 @@ DacceFrameFilter()
 gdb.events.stop.connect(TABLE.forget)
 gdb.events.exited.connect(TABLE.forget)
 gdb.events.new_objfile.connect(TABLE.forget)
+gdb.events.memory_changed.connect(TABLE.forget)
