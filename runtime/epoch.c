@@ -47,6 +47,7 @@
 #include "probes.h"
 #include "rt.h"
 #include "rt_state.h"
+#include "signals.h"
 #include "stop.h"
 #include "threads.h"
 #include "translate.h"
@@ -620,6 +621,7 @@ static void *policy_main(void *unused)
 		/* A thread not made by pthread_create (glibc's timer helper): patches take the int3 steps. */
 		if (dacce_threads_in_process() != 2)
 			dacce_patch_sole_thread(false);
+		dacce_signals_reclaim_trap();
 		if (alone_in_process()) {
 			/* Exit handlers are program code: they run with a partial context, as after main. */
 			dacce_rt_thread_partial();

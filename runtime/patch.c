@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "patch.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
@@ -48,6 +49,8 @@ static size_t queue_len;
 static _Atomic(const struct queued *) pending_queue;
 static _Atomic size_t pending_queue_len;
 static struct sigaction previous_trap_action;
+static struct sigaction trap_action; /* ours, as installed */
+static bool trap_action_installed;
 static _Atomic(dacce_trap_hook) trap_hook;
 /*
  * Writes to code so far, counted after each: a thread that meets a trap
@@ -201,11 +204,10 @@ void dacce_patch_set_trap_hook(dacce_trap_hook hook)
 
 int dacce_patch_init(void)
 {
-	static bool installed;
 	struct sigaction sa;
 
 	/* Once: a second sigaction would record ourselves as the handler to chain to. */
-	if (installed)
+	if (trap_action_installed)
 		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_trap_signal;
@@ -219,8 +221,30 @@ int dacce_patch_init(void)
 	if (sigaction(DACCE_TRAP_SIGNAL, &sa, &previous_trap_action) < 0)
 		return -errno;
 	can_sync_cores = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
-	installed = true;
+	trap_action = sa;
+	trap_action_installed = true;
 	return 0;
+}
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+int dacce_patch_reclaim_trap_signal(struct sigaction *theirs)
+{
+	struct dacce_kernel_sigaction now;
+	sigaction_fn real;
+
+	if (!trap_action_installed ||
+	    syscall(SYS_rt_sigaction, DACCE_TRAP_SIGNAL, NULL, &now, sizeof(now.mask)) != 0 ||
+	    now.handler == (void *)on_trap_signal)
+		return 0;
+	real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	if (!real)
+		return -ENOSYS;
+	memset(theirs, 0, sizeof(*theirs));
+	theirs->sa_handler = (void (*)(int))now.handler; /* sa_sigaction too: the same word */
+	theirs->sa_flags = (int)now.flags;
+	memcpy(&theirs->sa_mask, &now.mask, sizeof(now.mask));
+	return real(DACCE_TRAP_SIGNAL, &trap_action, NULL) == 0 ? 1 : -errno;
 }
 
 int dacce_patch_trap(uintptr_t addr)

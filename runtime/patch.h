@@ -55,6 +55,14 @@ int dacce_patch_init(void);
  */
 void dacce_patch_chain_trap_signal(const struct sigaction *act, struct sigaction *old);
 
+/*
+ * A handler of the trap signal installed past the interposed calls (a raw
+ * rt_sigaction system call) takes the runtime's traps: ours is put back.
+ * 1 when it had to (*theirs then holds the handler it displaced, for the
+ * caller to chain), 0 when ours was in place, or a negative errno.
+ */
+int dacce_patch_reclaim_trap_signal(struct sigaction *theirs);
+
 /* Applies one patch.  Callers serialise patches (one at a time). */
 int dacce_patch_apply(const struct dacce_patch *patch);
 

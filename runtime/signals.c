@@ -219,12 +219,41 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	return ret;
 }
 
+/*
+ * The program's handler of the trap signal, installed before the runtime
+ * started or past sigaction: wrapped now.  Until then it would run from the
+ * runtime's handler unwrapped, its entry maybe still a trap (watched): met
+ * with the trap signal blocked, which kills the process.
+ */
+static void wrap_trap_handler(const struct sigaction *theirs)
+{
+	if (is_function(theirs) && theirs->sa_sigaction != run_handler)
+		chain_trap_signal(DACCE_TRAP_SIGNAL, theirs, NULL);
+}
+
+void dacce_signals_reclaim_trap(void)
+{
+	struct sigaction theirs;
+
+	if (!dacce_rt_enabled() || dacce_patch_reclaim_trap_signal(&theirs) != 1)
+		return;
+	wrap_trap_handler(&theirs);
+	if (!is_function(&theirs))
+		dacce_patch_chain_trap_signal(&theirs, NULL);
+	dacce_rt_log(false, "a handler of signal %d was installed past sigaction: the runtime's "
+			    "is back, and passes it the signals that are not its traps",
+		     DACCE_TRAP_SIGNAL);
+}
+
 void dacce_signals_adopt_installed(void)
 {
 	sigaction_fn real = real_sigaction();
+	struct sigaction before_start;
 
 	if (!real || !dacce_rt_enabled())
 		return;
+	dacce_patch_chain_trap_signal(NULL, &before_start);
+	wrap_trap_handler(&before_start);
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction cur;
 

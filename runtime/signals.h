@@ -27,4 +27,12 @@ const sigset_t *dacce_signals_program_mask(int how, const sigset_t *set, sigset_
  */
 void dacce_signals_adopt_installed(void);
 
+/*
+ * A handler of the trap signal installed past sigaction (a raw rt_sigaction
+ * system call) would take the runtime's traps: the runtime's goes back and
+ * chains to it, wrapped.  The policy thread asks every time it wakes up, so
+ * the window is at most its interval.
+ */
+void dacce_signals_reclaim_trap(void);
+
 #endif
