@@ -117,16 +117,22 @@ NOINLINE static void sysv_handler(void)
 	__asm__ volatile("ud2" ::: "memory"); /* the default action now */
 }
 
+/* What the handlers below do for a ud2 of the program: count it and go on past it. */
+static void count_and_skip(volatile int *runs, void *uc_void)
+{
+	ucontext_t *uc = uc_void;
+
+	(*runs)++;
+	uc->uc_mcontext.gregs[REG_RIP] += 2;
+}
+
 static volatile int early_runs;
 
 static void on_sigill_early(int sig, siginfo_t *info, void *uc_void)
 {
-	ucontext_t *uc = uc_void;
-
 	(void)sig;
 	(void)info;
-	early_runs++;
-	uc->uc_mcontext.gregs[REG_RIP] += 2; /* past the ud2 */
+	count_and_skip(&early_runs, uc_void);
 }
 
 /*
@@ -150,12 +156,9 @@ static volatile int raw_runs;
 
 static void on_sigill_raw(int sig, siginfo_t *info, void *uc_void)
 {
-	ucontext_t *uc = uc_void;
-
 	(void)sig;
 	(void)info;
-	raw_runs++;
-	uc->uc_mcontext.gregs[REG_RIP] += 2; /* past the ud2 */
+	count_and_skip(&raw_runs, uc_void);
 }
 
 extern void probe_raw_restore(void) __attribute__((visibility("hidden")));
