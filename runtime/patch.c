@@ -124,6 +124,22 @@ static const struct dacce_patch *queued_at(uintptr_t addr)
 	return NULL;
 }
 
+/*
+ * Whether to run the instruction at trap_at again: once after a trap no
+ * patch claims, but not twice in a row with no write to code in between
+ * (a trap byte written there again would count): then the undefined
+ * instruction is the program's own (a ud2, one this processor lacks).
+ */
+static bool run_again(struct dacce_thread *self, uintptr_t trap_at)
+{
+	unsigned long writes = atomic_load_explicit(&code_writes, memory_order_acquire);
+	bool again = self->trap_rerun_at == trap_at && self->trap_rerun_writes == writes;
+
+	self->trap_rerun_at = again ? 0 : trap_at;
+	self->trap_rerun_writes = writes;
+	return !again;
+}
+
 /* Returns false when the trap is not ours: the program's handler gets it. */
 static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 {
@@ -132,6 +148,7 @@ static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 	uintptr_t trap_at = (uintptr_t)regs[REG_RIP]; /* #UD leaves the pc on the byte */
 	struct dacce_thread *self = dacce_thread_self();
 	int saved_errno = errno;
+	bool ours;
 
 	if ((info->si_code != ILL_ILLOPN && info->si_code != ILL_ILLOPC) ||
 	    (uintptr_t)info->si_addr != trap_at)
@@ -140,19 +157,14 @@ static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 	 * The byte first: once it is no longer the trap byte the instruction is
 	 * whole again, so run it.  If it still is, any patch that put it there
 	 * was published before it was written, so the pending load below sees
-	 * it.  An undefined instruction of the program's own (ud2, one this
-	 * processor lacks) looks the same once: met again on the same address
-	 * with no write to code in between (a trap byte written there again
-	 * would count), it is the program's.
+	 * it, unless that patch finished meanwhile (pending is cleared after
+	 * the last byte): then no one claims the trap, and running the
+	 * instruction again meets the patched one.
 	 */
 	if (*(volatile uint8_t *)trap_at != DACCE_TRAP_BYTE) {
-		unsigned long writes = atomic_load_explicit(&code_writes, memory_order_acquire);
-		bool again = self->trap_rerun_at == trap_at && self->trap_rerun_writes == writes;
-
-		self->trap_rerun_at = again ? 0 : trap_at;
-		self->trap_rerun_writes = writes;
+		ours = run_again(self, trap_at);
 		errno = saved_errno;
-		return !again;
+		return ours;
 	}
 	const struct dacce_patch *p = atomic_load_explicit(&pending, memory_order_acquire);
 
@@ -169,12 +181,9 @@ static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 	}
 	dacce_trap_hook hook = atomic_load_explicit(&trap_hook, memory_order_acquire);
 
-	if (hook && hook(uc_void, trap_at)) {
-		errno = saved_errno;
-		return true;
-	}
+	ours = (hook && hook(uc_void, trap_at)) || run_again(self, trap_at);
 	errno = saved_errno;
-	return false;
+	return ours;
 }
 
 static void on_trap_signal(int sig, siginfo_t *info, void *uc_void)
