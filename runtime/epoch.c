@@ -44,6 +44,7 @@
 #include "control.h"
 #include "dict_io.h"
 #include "patch.h"
+#include "prebuilt.h"
 #include "probes.h"
 #include "rt.h"
 #include "rt_state.h"
@@ -105,6 +106,8 @@ static struct {
 	} put_off;
 	/* Who asked for the epoch being made (probes.h: epoch's driver). */
 	enum dacce_epoch_driver driver;
+	/* The last attempt was put off: the code built ahead for it went unused (prebuilt.h). */
+	bool last_put_off;
 	/* Counters for the exit summary. */
 	uint64_t epochs, given_up;
 	long pause_total_ns, pause_max_ns;
@@ -509,7 +512,8 @@ static int reencode(void)
 {
 	struct dacce_dict *next = NULL;
 	long start = now_ns(), pause;
-	uint64_t epoch = 0;
+	uint64_t epoch = 0, used_before, used;
+	size_t ahead;
 	sigset_t saved;
 	int err;
 
@@ -517,6 +521,14 @@ static int reencode(void)
 	err = encode_next(&next);
 	if (err)
 		return err;
+	/*
+	 * The code, built while the program runs.  Not after an attempt that was
+	 * put off: a thread that stays in a callback would have every attempt
+	 * build code that is never used, and the code cache keeps all of it.
+	 */
+	used_before = rt.n_prebuilt_used;
+	if (!ep.last_put_off)
+		rt_prebuild_code(next);
 	dacce_threads_lock();
 	for (int busy = 0, undecodable = 0;;) {
 		struct timespec moment = { 0 };
@@ -541,6 +553,10 @@ static int reencode(void)
 	}
 	dacce_threads_unlock();
 	pause = now_ns() - start;
+	ahead = dacce_prebuilt_count();
+	used = rt.n_prebuilt_used - used_before;
+	rt_prebuilt_drop();
+	ep.last_put_off = err != 0;
 	if (err) {
 		if (ep.put_off.why)
 			dacce_rt_log(false, "epoch %llu put off: thread %d at %#lx: %s",
@@ -555,9 +571,12 @@ static int reencode(void)
 	if (pause > ep.pause_max_ns)
 		ep.pause_max_ns = pause;
 	dacce_epoch_announce(rt.dict, pause);
-	dacce_rt_log(false, "epoch %llu installed: %u edges, maxID %llu, threads paused %ld us",
+	dacce_rt_log(false,
+		     "epoch %llu installed: %u edges, maxID %llu, threads paused %ld us, "
+		     "%llu of its trampolines built ahead (%zu)",
 		     (unsigned long long)epoch, rt.graph->n_edges,
-		     (unsigned long long)rt.dict->max_id, pause / 1000);
+		     (unsigned long long)rt.dict->max_id, pause / 1000,
+		     (unsigned long long)used, ahead);
 	return 0;
 }
 

@@ -49,6 +49,7 @@
 #include "patch.h"
 #include "patch_runs.h"
 #include "perfmap.h"
+#include "prebuilt.h"
 #include "probes.h"
 #include "reload.h"
 #include "scan.h"
@@ -70,6 +71,8 @@
 #define DISPATCH_TARGETS 64
 #define DISPATCH_LEN(n) (64 + 16 + (n) * 40 + 256)
 #define DISPATCH_R11_SLOT (-16)
+/* The slow path's token for a call's dispatch code meeting a new target (else a site's first call). */
+#define SLOW_DISPATCH_MISS (1ull << 63)
 #define JUMP_SAVE 136 /* jump dispatch code keeps its data below the red zone */
 #define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
 #define TC_RESERVE (32u << 20)
@@ -486,7 +489,9 @@ static int finish_dispatch(const struct x86_buf *b, uint32_t index, uintptr_t en
 		err = dacce_debug_returns_add_range(b->addr, b->addr + b->len,
 						    rt.sites[index].scan.addr +
 							    rt.sites[index].scan.len);
-	return err ? err : dacce_hashmap_put(&rt.trapped_at, trap_at, index);
+	if (err || !trap_at)
+		return err;
+	return dacce_hashmap_put(&rt.trapped_at, trap_at, index);
 }
 
 /*
@@ -605,9 +610,16 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 		/* Past the compared targets: the table, then a trap byte for a new one. */
 		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &trap_at);
 	} else {
-		x86_reload_r11(&b, DISPATCH_R11_SLOT);
-		trap_at = b.addr + b.len;
-		x86_trap(&b);
+		/*
+		 * A new target: the slow path, entered as from a first-call stub
+		 * (the program's %r11 is in the stub's slot already), not a trap:
+		 * a signal costs about 10 us, and CPython's start-up met 977 new
+		 * targets here.  No trap byte: trap_at names nothing.
+		 */
+		_Static_assert(DISPATCH_R11_SLOT == DACCE_RT_STUB_R11_SLOT, "one slot for %r11");
+		trap_at = 0;
+		x86_movabs_r11(&b, SLOW_DISPATCH_MISS | index);
+		x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
@@ -1282,15 +1294,20 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 /* ------------------------------------------------------------------ trampolines */
 
 /* The operation of edge in the current epoch; pushes of edges that could be encoded are counted. */
-static int op_for_edge(uint32_t edge, struct dacce_rt_op *op)
+static int op_for_edge_in(const struct dacce_dict *dict, uint32_t edge, struct dacce_rt_op *op)
 {
-	int err = dacce_rt_op_for_edge(rt.dict, rt.graph, edge, op);
+	int err = dacce_rt_op_for_edge(dict, rt.graph, edge, op);
 
 	if (!err && op->kind == DACCE_RT_OP_PUSH && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
 	    !(rt.graph->edges[edge].flags & DACCE_EDGE_PINNED))
 		op->hits = &rt.edge_hits[edge];
 	op->count = rt.counting;
 	return err;
+}
+
+static int op_for_edge(uint32_t edge, struct dacce_rt_op *op)
+{
+	return op_for_edge_in(rt.dict, edge, op);
 }
 
 /* The code of edge now returns to after (0: a tail jump, which returns through the tail stub). */
@@ -1351,12 +1368,13 @@ static uintptr_t through_slot(const struct rt_site *site, uintptr_t target, uint
 											      : 0;
 }
 
-static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target, uintptr_t near,
-			    uintptr_t *entry, uintptr_t *after, struct dacce_rt_op *built)
+static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t target,
+				 uintptr_t near, const struct dacce_rt_op *with, uintptr_t *entry,
+				 uintptr_t *after, struct dacce_rt_op *built)
 {
 	const struct rt_site *site = &rt.sites[site_index];
 	uintptr_t lo = site->scan.addr, hi = site->scan.addr + 16, start, slot;
-	struct dacce_rt_op op;
+	struct dacce_rt_op op = *with;
 	struct x86_buf b;
 	uint8_t *write;
 	bool tail = dacce_site_kind_is_tail(site->scan.kind);
@@ -1367,9 +1385,7 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 		lo = near;
 	if (near && near + 16 > hi)
 		hi = near + 16;
-	err = op_for_edge(edge, &op);
-	if (!err)
-		err = dacce_codecache_alloc(&rt.cache, lo, hi, max, 16, &start, &write);
+	err = dacce_codecache_alloc(&rt.cache, lo, hi, max, 16, &start, &write);
 	if (err)
 		return err;
 	x86_init(&b, write, max, start);
@@ -1406,6 +1422,17 @@ static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target
 	name_code(tail ? "tail" : "call", &b, site->scan.addr);
 	/* A thread stopped on the entry is at the site, in its function. */
 	return note_entry(*entry, site_index);
+}
+
+static int build_trampoline(uint32_t site_index, uint32_t edge, uintptr_t target, uintptr_t near,
+			    uintptr_t *entry, uintptr_t *after, struct dacce_rt_op *built)
+{
+	struct dacce_rt_op op;
+	int err = op_for_edge(edge, &op);
+
+	return err ? err
+		   : build_trampoline_with(site_index, edge, target, near, &op, entry, after,
+					   built);
 }
 
 /* A jcc rel32 (0f 8x rel32): it can jump to a trampoline itself, the condition evaluated natively. */
@@ -1628,6 +1655,72 @@ static int handle_trap(void *uc_void, uintptr_t at)
 	return 1;
 }
 
+/* The registers at a site as the trap hook sees them, from the slow path's save area. */
+static void regs_to_mcontext(const struct dacce_rt_regs *r, uintptr_t pc, mcontext_t *mc)
+{
+	memset(mc, 0, sizeof(*mc));
+	mc->gregs[REG_RAX] = (greg_t)r->rax;
+	mc->gregs[REG_RBX] = (greg_t)r->rbx;
+	mc->gregs[REG_RCX] = (greg_t)r->rcx;
+	mc->gregs[REG_RDX] = (greg_t)r->rdx;
+	mc->gregs[REG_RSI] = (greg_t)r->rsi;
+	mc->gregs[REG_RDI] = (greg_t)r->rdi;
+	mc->gregs[REG_RBP] = (greg_t)r->rbp;
+	mc->gregs[REG_RSP] = (greg_t)r->rsp;
+	mc->gregs[REG_R8] = (greg_t)r->r8;
+	mc->gregs[REG_R9] = (greg_t)r->r9;
+	mc->gregs[REG_R10] = (greg_t)r->r10;
+	mc->gregs[REG_R11] = (greg_t)r->r11;
+	mc->gregs[REG_R12] = (greg_t)r->r12;
+	mc->gregs[REG_R13] = (greg_t)r->r13;
+	mc->gregs[REG_R14] = (greg_t)r->r14;
+	mc->gregs[REG_R15] = (greg_t)r->r15;
+	mc->gregs[REG_RIP] = (greg_t)pc;
+}
+
+/*
+ * A call's dispatch code met a target it does not compare (build_dispatch):
+ * the target is computed from the registers at the site, as the trap hook
+ * does for a trapped site, and the thread goes on in its trampoline, which
+ * the next version of the dispatch code compares too.
+ */
+static uintptr_t on_dispatch_miss(uint64_t index, const struct dacce_rt_regs *regs)
+{
+	struct dacce_branch br;
+	struct rt_site *site;
+	mcontext_t mc;
+	uintptr_t next;
+	sigset_t saved;
+	int err, saved_errno = errno;
+
+	rt_lock(&saved);
+	if (index >= rt.cap_sites || !rt.sites[index].dispatched)
+		rt_fatal("slow path entered from dispatch code of an unknown site", EINVAL);
+	site = &rt.sites[index];
+	rt.n_dispatch_misses++;
+	regs_to_mcontext(regs, site->scan.addr, &mc);
+	err = dacce_emulate_branch(site->original, site->scan.len, site->scan.addr, &mc, &br);
+	if (!err && !br.is_call)
+		err = -EILSEQ;
+	if (!err)
+		err = trampoline_for_target((uint32_t)index, br.target, &next);
+	if (!err)
+		err = dispatch_new_target((uint32_t)index, br.target, next);
+	if (err)
+		rt_fatal("dispatching a call to a new target", err);
+	errno = saved_errno; /* before leaving runtime code: __errno_location is libc's */
+	rt_unlock(&saved);
+	return next;
+}
+
+/* Both ways into the slow path: a site's first call, a call's dispatch code meeting a new target. */
+static uintptr_t on_slow_path(uint64_t token, struct dacce_rt_regs *regs)
+{
+	if (token & SLOW_DISPATCH_MISS)
+		return on_dispatch_miss(token & ~SLOW_DISPATCH_MISS, regs);
+	return on_first_call(token, regs);
+}
+
 /*
  * The trap hook: runtime work (decoding, building code) on the trapping
  * thread, which a sampler must see as such: its pc is in the runtime or the
@@ -1765,13 +1858,22 @@ static int plan_edge(struct rt_code_plan *plan, uint32_t index, int32_t slot, ui
 		     uintptr_t *entry)
 {
 	struct planned item = { .site = index, .slot = slot };
+	struct dacce_prebuilt ready;
 	struct dacce_rt_op op;
 	int err = op_for_edge(edge, &op);
 
 	*entry = old_entry;
 	if (err || same_op(&op, old_op))
 		return err;
-	err = build_trampoline(index, edge, target, old_entry, &item.entry, &item.after, &item.op);
+	if (old_entry && dacce_prebuilt_take(old_entry, edge, target, &op, &ready)) {
+		item.entry = ready.entry;
+		item.after = ready.after;
+		item.op = ready.op;
+		rt.n_prebuilt_used++;
+	} else {
+		err = build_trampoline_with(index, edge, target, old_entry, &op, &item.entry,
+					    &item.after, &item.op);
+	}
 	if (!err)
 		err = plan_add(plan, item);
 	if (!err)
@@ -1833,6 +1935,68 @@ int rt_plan_code(struct rt_code_plan **out)
 	}
 	*out = plan;
 	return 0;
+}
+
+/* Sites whose code is built ahead per hold of the lock: short holds, so first calls go on. */
+#define PREBUILD_SITES 256
+
+static int prebuild_edge(const struct dacce_dict *next, uint32_t index, uint32_t edge,
+			 uintptr_t target, uintptr_t old_entry, const struct dacce_rt_op *old_op)
+{
+	struct dacce_prebuilt code = { .edge = edge, .target = target };
+	struct dacce_rt_op op;
+	int err = op_for_edge_in(next, edge, &op);
+
+	if (err || !old_entry || same_op(&op, old_op) || dacce_prebuilt_has(old_entry))
+		return err;
+	err = build_trampoline_with(index, edge, target, old_entry, &op, &code.entry, &code.after,
+				    &code.op);
+	return err ? err : dacce_prebuilt_put(old_entry, &code);
+}
+
+static int prebuild_site(const struct dacce_dict *next, uint32_t index)
+{
+	const struct rt_site *site = &rt.sites[index];
+	int err = 0;
+
+	if (!site->scan.addr)
+		return 0;
+	if (site->tramp)
+		return prebuild_edge(next, index, site->edge,
+				     site->scan.len == 6 ? 0 : site->scan.target, site->tramp,
+				     &site->op);
+	for (uint32_t i = 0; i < site->n_by_target && !err; i++) {
+		site = &rt.sites[index];
+		err = prebuild_edge(next, index, site->by_target[i].edge, site->by_target[i].target,
+				    site->by_target[i].tramp, &site->by_target[i].op);
+	}
+	return err;
+}
+
+int rt_prebuild_code(const struct dacce_dict *next)
+{
+	uint32_t index = 0;
+	sigset_t saved;
+	int err = 0;
+
+	for (bool more = true; more && !err;) {
+		rt_lock(&saved);
+		for (uint32_t n = 0; n < PREBUILD_SITES && index < rt.graph->n_sites &&
+				     index < rt.cap_sites && !err; n++)
+			err = prebuild_site(next, index++);
+		more = index < rt.graph->n_sites && index < rt.cap_sites;
+		rt_unlock(&saved);
+	}
+	return err;
+}
+
+void rt_prebuilt_drop(void)
+{
+	sigset_t saved;
+
+	rt_lock(&saved);
+	dacce_prebuilt_drop();
+	rt_unlock(&saved);
 }
 
 /* The old return point jumps to the new one: frames entered through old code return through it. */
@@ -2662,20 +2826,22 @@ __attribute__((destructor)) static void log_summary(void)
 	char epochs[160];
 	unsigned long long leaf_edges = 0;
 
-	if (!rt.enabled)
+	/* Not even counted unless asked for: the site table's untouched pages would fault in. */
+	if (!rt.enabled || !rt.verbose)
 		return;
 	for (uint32_t e = 0; e < rt.graph->n_edges; e++)
 		leaf_edges += (rt.graph->edges[e].flags & DACCE_EDGE_LEAF) != 0;
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges "
-		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
+		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
 		     "code cache %zu regions, %llu code entries told to a tracer, %s",
-		     (int)getpid(), (unsigned long long)rt.n_decoded, (unsigned long long)rt.n_patched,
+		     (int)getpid(), (unsigned long long)rt.n_decoded,
+		     (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     leaf_edges, (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
-		     (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
+		     (unsigned long long)rt.n_dispatch_misses, (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
 		     (unsigned long long)rt.n_entry_traps, rt.entries.n_armed,
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
@@ -2884,7 +3050,7 @@ int dacce_rt_start(uintptr_t main_fn)
 		return err;
 	/* C++ programs have libgcc_s already; others get it at their first thread (start.c). */
 	dacce_cancel_hook_install(false);
-	dacce_rt_set_slow_handler(on_first_call);
+	dacce_rt_set_slow_handler(on_slow_path);
 	dacce_patch_set_trap_hook(on_trap);
 	pthread_atfork(before_fork, in_parent_after_fork, in_child_after_fork);
 

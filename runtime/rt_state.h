@@ -124,6 +124,8 @@ struct rt_state {
 	int32_t tpoff;
 	/* Counters for the exit summary. */
 	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines, n_hops;
+	uint64_t n_dispatch_misses; /* new targets met by calls' dispatch code (slow path) */
+	uint64_t n_prebuilt_used;   /* trampolines an epoch took ready-made (prebuilt.h) */
 	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
 	uint64_t n_unwinds, n_frames_shown; /* walks of exceptions.c, and the slots they showed */
 };
@@ -151,6 +153,13 @@ _Noreturn void rt_fatal(const char *what, int err);
  */
 struct rt_code_plan;
 int rt_plan_code(struct rt_code_plan **plan);
+/*
+ * Before the stop, without it: builds the trampolines next will need
+ * (prebuilt.h), taking rt.lock for a few hundred sites at a time.  An error
+ * only means the plan will build more itself.  rt_prebuilt_drop forgets them.
+ */
+int rt_prebuild_code(const struct dacce_dict *next);
+void rt_prebuilt_drop(void);
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
 		  void *ctx);
 void rt_plan_free(struct rt_code_plan *plan);
