@@ -57,7 +57,7 @@ uint64_t dacce_lookup_get(const struct dacce_lookup_entry *table, uint64_t targe
 }
 
 void dacce_emit_lookup(struct x86_buf *b, const struct dacce_lookup_entry *table, int8_t r11_slot,
-		       uintptr_t *trap_at)
+		       const struct dacce_lookup_miss *miss, uintptr_t *trap_at)
 {
 	const int8_t rax_slot = (int8_t)(r11_slot - 8), rcx_slot = (int8_t)(r11_slot - 16);
 	const int8_t jump_slot = (int8_t)(r11_slot - 24);
@@ -91,6 +91,13 @@ void dacce_emit_lookup(struct x86_buf *b, const struct dacce_lookup_entry *table
 	x86_bind(b, empty);
 	x86_reload_rax(b, rax_slot);
 	x86_reload_rcx(b, rcx_slot);
+	if (miss) {
+		/* The program's %r11 stays in its slot, where the entry expects it. */
+		*trap_at = 0;
+		x86_movabs_r11(b, miss->token);
+		x86_jmp_abs_indirect(b, miss->entry);
+		return;
+	}
 	x86_reload_r11(b, r11_slot);
 	*trap_at = b->addr + b->len;
 	x86_trap(b);

@@ -32,14 +32,22 @@ int dacce_lookup_set(struct dacce_lookup_entry *table, uint64_t target, uint64_t
 /* The trampoline for target, or 0. */
 uint64_t dacce_lookup_get(const struct dacce_lookup_entry *table, uint64_t target);
 
+/* Where a target not in the table goes instead of a trap byte: entry, with token in %r11. */
+struct dacce_lookup_miss {
+	uintptr_t entry;
+	uint64_t token;
+};
+
 /*
  * The lookup in machine code.  Expects the target in %r11 and the program's
  * %r11 at r11_slot(%rsp) (red zone); jumps to the trampoline with every
- * register as the program had it, or runs into a trap byte (trap.h) with the same
- * registers when the target is not in the table (its address is returned in
- * *trap_at).  Uses the red zone below r11_slot and the flags.
+ * register as the program had it.  A target not in the table runs into a
+ * trap byte (trap.h) with the same registers (its address is returned in
+ * *trap_at), or, given miss, jumps to miss->entry with miss->token in %r11
+ * and the program's %r11 still in its slot (*trap_at is then 0).  Uses the
+ * red zone below r11_slot and the flags.
  */
 void dacce_emit_lookup(struct x86_buf *b, const struct dacce_lookup_entry *table, int8_t r11_slot,
-		       uintptr_t *trap_at);
+		       const struct dacce_lookup_miss *miss, uintptr_t *trap_at);
 
 #endif

@@ -69,7 +69,8 @@
  * 70 targets: 2.4 s with 16, 1.7 s with 64, 1.9 s with 128; natively 1.0 s).
  */
 #define DISPATCH_TARGETS 64
-#define DISPATCH_LEN(n) (64 + 16 + (n) * 40 + 256)
+/* Room for dispatch code of n compared targets: literals, compares and the jumps to trampolines. */
+#define DISPATCH_LEN(n) (64 + 16 + (n) * 80 + 256)
 #define DISPATCH_R11_SLOT (-16)
 /* The slow path's token for a call's dispatch code meeting a new target (else a site's first call). */
 #define SLOW_DISPATCH_MISS (1ull << 63)
@@ -460,7 +461,7 @@ static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
 /* Back to the program's state after jump dispatch code used the stack below the red zone. */
 static void leave_jump_frame(struct x86_buf *b)
 {
-	x86_popfq(b);
+	x86_restore_flags(b);
 	x86_load_r11_from_rsp0(b);
 	x86_lea_rsp(b, JUMP_SAVE);
 }
@@ -531,7 +532,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	x86_lea_rsp(&b, -JUMP_SAVE);
 	x86_store_r11_at_rsp32(&b, 0);
 	x86_bytes(&b, site->reload, site->reload_len); /* never %rsp-relative: see add_site */
-	x86_pushfq(&b);
+	x86_save_flags(&b);
 	x86_cmp_r11_with_rip_slot(&b, lit_lo);
 	below = x86_jcc_near(&b, X86_JB);
 	x86_cmp_r11_with_rip_slot(&b, lit_hi);
@@ -555,7 +556,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 		 */
 		x86_spill_r11(&b, DISPATCH_R11_SLOT);
 		x86_bytes(&b, site->reload, site->reload_len);
-		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &trap_at);
+		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, NULL, &trap_at);
 	} else {
 		trap_at = b.addr + b.len;
 		x86_trap(&b);
@@ -579,12 +580,14 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 	uint32_t n = n_targets < DISPATCH_TARGETS ? n_targets : DISPATCH_TARGETS;
 	uintptr_t exec, *literal = NULL, trap_at;
 	x86_label *hit = NULL;
+	struct dacce_lookup_miss miss;
 	struct x86_buf b;
 	uint8_t *write;
 	int err;
 
 	if (dacce_site_kind_is_tail(site->scan.kind))
 		return build_jump_dispatch(index, targets, n_targets, entry);
+	miss = (struct dacce_lookup_miss){ (uintptr_t)dacce_rt_slow_entry, SLOW_DISPATCH_MISS | index };
 	err = dispatch_arrays(n, &literal, &hit);
 	if (!err)
 		err = dacce_codecache_alloc(&rt.cache, site->scan.addr, site->scan.addr + 16,
@@ -606,20 +609,19 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 		x86_cmp_r11_with_rip_slot(&b, literal[i]);
 		hit[i] = x86_jcc_near(&b, X86_JE);
 	}
+	/*
+	 * A new target, past the compared ones (and the table's): the slow path,
+	 * entered as from a first-call stub (the program's %r11 is in the stub's
+	 * slot already), not a trap: a signal costs about 10 us, and CPython's
+	 * start-up met 977 new targets here.  No trap byte: trap_at names nothing.
+	 */
+	_Static_assert(DISPATCH_R11_SLOT == DACCE_RT_STUB_R11_SLOT, "one slot for %r11");
 	if (site->table) {
-		/* Past the compared targets: the table, then a trap byte for a new one. */
-		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &trap_at);
+		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, &miss, &trap_at);
 	} else {
-		/*
-		 * A new target: the slow path, entered as from a first-call stub
-		 * (the program's %r11 is in the stub's slot already), not a trap:
-		 * a signal costs about 10 us, and CPython's start-up met 977 new
-		 * targets here.  No trap byte: trap_at names nothing.
-		 */
-		_Static_assert(DISPATCH_R11_SLOT == DACCE_RT_STUB_R11_SLOT, "one slot for %r11");
 		trap_at = 0;
-		x86_movabs_r11(&b, SLOW_DISPATCH_MISS | index);
-		x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
+		x86_movabs_r11(&b, miss.token);
+		x86_jmp_abs_indirect(&b, miss.entry);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Target tables: the generated lookup reaches the trampoline of every target
- * in the table with %rax, %rcx and %r11 as the program had them, and the
- * table keeps up to its home-slot count of targets.
+ * in the table with %rax, %rcx and %r11 as the program had them, a target
+ * not in it reaches the slow path's entry (when given one) with its token,
+ * and the table keeps up to its home-slot count of targets.
  */
 #include <check.h>
 #include <errno.h>
@@ -38,10 +39,11 @@ static uintptr_t fake_tramp(struct fixture *f, uint64_t i)
 	return exec;
 }
 
-/* mov %r11, -16(%rsp); movabs $target, %r11; lookup. */
-static uintptr_t lookup_code(struct fixture *f, uint64_t target)
+/* mov %r11, -16(%rsp); movabs $target, %r11; lookup (a miss traps, or goes to miss). */
+static uintptr_t lookup_code_missing_to(struct fixture *f, uint64_t target,
+					const struct dacce_lookup_miss *miss)
 {
-	uintptr_t exec, trap_at, near = (uintptr_t)&lookup_code;
+	uintptr_t exec, trap_at, near = (uintptr_t)&lookup_code_missing_to;
 	uint8_t *write;
 	struct x86_buf b;
 
@@ -50,9 +52,32 @@ static uintptr_t lookup_code(struct fixture *f, uint64_t target)
 	x86_init(&b, write, CODE_MAX, exec);
 	x86_spill_r11(&b, -16);
 	x86_movabs_r11(&b, target);
-	dacce_emit_lookup(&b, f->table, -16, &trap_at);
+	dacce_emit_lookup(&b, f->table, -16, miss, &trap_at);
 	ck_assert(!b.overflow);
-	ck_assert_uint_gt(trap_at, exec);
+	if (miss)
+		ck_assert_uint_eq(trap_at, 0);
+	else
+		ck_assert_uint_gt(trap_at, exec);
+	return exec;
+}
+
+static uintptr_t lookup_code(struct fixture *f, uint64_t target)
+{
+	return lookup_code_missing_to(f, target, NULL);
+}
+
+/* A stand-in for the slow path's entry: mov %r11, %rdx (the token); mov -16(%rsp), %r11; ret. */
+static uintptr_t fake_miss_entry(struct fixture *f)
+{
+	static const uint8_t code[] = { 0x4c, 0x89, 0xda, 0x4c, 0x8b, 0x5c, 0x24, 0xf0, 0xc3 };
+	uintptr_t exec, near = (uintptr_t)&fake_miss_entry;
+	uint8_t *write;
+	struct x86_buf b;
+
+	ck_assert_int_eq(dacce_codecache_alloc(&f->cache, near, near + 1, 16, 16, &exec, &write), 0);
+	x86_init(&b, write, 16, exec);
+	x86_bytes(&b, code, sizeof(code));
+	ck_assert(!b.overflow);
 	return exec;
 }
 
@@ -109,12 +134,39 @@ START_TEST(test_lookup_reaches_each_target_with_registers_intact)
 }
 END_TEST
 
+/* The slow path of a call's dispatch code: token in %r11, the program's %r11 in its slot. */
+START_TEST(test_miss_goes_to_the_entry_with_its_token)
+{
+	struct dacce_lookup_miss miss;
+	struct fixture f;
+	struct seen s;
+
+	memset(&f, 0, sizeof(f));
+	dacce_codecache_init(&f.cache);
+	f.table = dacce_lookup_new();
+	ck_assert_ptr_nonnull(f.table);
+	f.tramp[0] = fake_tramp(&f, 0);
+	ck_assert_int_eq(dacce_lookup_set(f.table, 1 << 20, f.tramp[0]), 0);
+	miss = (struct dacce_lookup_miss){ fake_miss_entry(&f), 0x8000000000000123ull };
+	s = run(lookup_code_missing_to(&f, 2 << 20, &miss));
+	ck_assert_uint_eq(s.rdx, 0x8000000000000123ull);
+	ck_assert_uint_eq(s.r11, 0x7777);
+	ck_assert_uint_eq(s.rax, 0x1111);
+	ck_assert_uint_eq(s.rcx, 0x3333);
+	/* A target in the table still goes to its trampoline. */
+	ck_assert_uint_eq(run(lookup_code_missing_to(&f, 1 << 20, &miss)).rdx, 0);
+	dacce_lookup_free(f.table);
+	dacce_codecache_fini(&f.cache);
+}
+END_TEST
+
 static Suite *lookup_suite(void)
 {
 	Suite *s = suite_create("rt_lookup");
 	TCase *tc = tcase_create("lookup");
 
 	tcase_add_test(tc, test_lookup_reaches_each_target_with_registers_intact);
+	tcase_add_test(tc, test_miss_goes_to_the_entry_with_its_token);
 	suite_add_tcase(s, tc);
 	return s;
 }

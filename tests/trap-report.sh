@@ -4,7 +4,8 @@
 # summary at exit under DACCE_LOG=1: hops.c's tail jump through a table of 100 functions must
 # head it (40 traps or a few more: one per new target, as its dispatch code meets each), the
 # lines must be sorted, and nothing is printed without DACCE_LOG.  padsites.c's two short sites,
-# which get room from padding inside their function, must not trap per call (4,000 calls).
+# which get room from padding inside their function, must not trap per call (4,000 calls), and
+# indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them).
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -59,5 +60,20 @@ no_trap_per_call() {
 }
 no_trap_per_call padsites "short sites with padding in their function"
 no_trap_per_call borrowtwo "short sites borrowing two instructions"
+# indirect.c's call through a table of 1,000 functions: each new target enters the slow path
+# from the dispatch code (the compared ones, then the table's lookup), none traps.
+program=$build/programs/indirect-O2
+if [ ! -x "$program" ]; then
+	fail "no $program (run-programs.sh builds it)"
+else
+	summary=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null | grep 'traps taken')
+	targets=$(printf '%s\n' "$summary" | sed -n 's/.* \([0-9]*\) new targets of dispatched calls.*/\1/p')
+	traps=$(printf '%s\n' "$summary" | sed -n 's/.* \([0-9]*\) traps taken.*/\1/p')
+	if [ -n "$targets" ] && [ "$targets" -ge 1000 ] && [ "$traps" = 0 ]; then
+		pass "a call meeting 1,000 targets: $targets through the slow path, no trap"
+	else
+		fail "a call meeting 1,000 targets: ${targets:-no count} through the slow path, ${traps:-no count} traps"
+	fi
+fi
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
