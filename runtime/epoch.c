@@ -649,6 +649,7 @@ static void *policy_main(void *unused)
 		/* A controller decides when; only the stress test still forces every edge. */
 		asked = dacce_control_take_request();
 		rt_lock(&saved);
+		rt_reorder_dispatch();
 		due = asked || ep.stress ||
 		      (!dacce_control_attached() && now_ns() >= ep.quiet_until_ns);
 		due = due && (asked || epoch_due());

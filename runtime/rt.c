@@ -455,8 +455,8 @@ static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
  * Dispatch code for an indirect call site of 5 bytes or more, which jumps
  * here: load the target into %r11 (kept in the red zone), compare it with the
  * targets the site has met, go to the trampoline of the one it is; a new
- * target traps (the trap byte below), and the trap handler builds the next version
- * of this code with that target added.
+ * target enters the slow path (on_dispatch_miss), which builds the next
+ * version of this code with that target added.  A jump's new target traps.
  */
 /* Back to the program's state after jump dispatch code used the stack below the red zone. */
 static void leave_jump_frame(struct x86_buf *b)
@@ -464,6 +464,23 @@ static void leave_jump_frame(struct x86_buf *b)
 	x86_restore_flags(b);
 	x86_load_r11_from_rsp0(b);
 	x86_lea_rsp(b, JUMP_SAVE);
+}
+
+/*
+ * Dispatch code compares its targets in order, so a hot target late in the
+ * chain costs a compare and a branch for each one before it (perl's op
+ * dispatch met its ~70 ops in the order the program first ran them).  Hits
+ * of the targets past the first few are counted (%r11 and the flags are free
+ * there); the policy thread moves hot ones to the front (rt_reorder_dispatch).
+ */
+#define DISPATCH_UNCOUNTED 4
+static void count_dispatch_hit(struct x86_buf *b, uint32_t position, uint32_t edge)
+{
+	if (position < DISPATCH_UNCOUNTED || !rt.dispatch_hits || edge >= RT_MAX_COUNTED_EDGES)
+		return;
+	/* Not atomic: a count lost between threads only blurs the order. */
+	x86_movabs_r11(b, (uintptr_t)&rt.dispatch_hits[edge]);
+	x86_inc64_at_r11(b);
 }
 
 /* Per-target scratch of the dispatch code builders: off the stack, which may be a small sigaltstack. */
@@ -563,6 +580,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
+		count_dispatch_hit(&b, i, targets[i].edge);
 		leave_jump_frame(&b);
 		x86_jmp(&b, targets[i].tramp);
 	}
@@ -625,6 +643,7 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
+		count_dispatch_hit(&b, i, targets[i].edge);
 		x86_reload_r11(&b, DISPATCH_R11_SLOT);
 		x86_jmp(&b, targets[i].tramp);
 	}
@@ -1597,6 +1616,69 @@ static int dispatch_new_target(uint32_t index, uintptr_t target, uintptr_t tramp
 	for (uint32_t i = DISPATCH_TARGETS; i < site->n_by_target; i++)
 		dacce_lookup_set(site->table, site->by_target[i].target, site->by_target[i].tramp);
 	return redispatch(index);
+}
+
+/* Hits of a target since the site's last reordering (0 when not counted). */
+static uint64_t dispatch_hits_of(const struct branch_tramp *t)
+{
+	return rt.dispatch_hits && t->edge < RT_MAX_COUNTED_EDGES ? rt.dispatch_hits[t->edge] : 0;
+}
+
+/*
+ * The compared targets with at least min hits go first, hottest first; the
+ * others keep their order after them.  Only the compared ones move: a target
+ * past DISPATCH_TARGETS stays in the site's table.
+ */
+static void hot_targets_first(struct rt_site *site, uint32_t n, uint64_t min)
+{
+	struct branch_tramp *t = site->by_target;
+
+	for (uint32_t i = 1; i < n; i++) {
+		struct branch_tramp moving = t[i];
+		uint64_t h = dispatch_hits_of(&moving);
+		uint32_t j = i;
+
+		if (h < min)
+			continue;
+		while (j > 0 && dispatch_hits_of(&t[j - 1]) < h)
+			j--;
+		memmove(&t[j + 1], &t[j], (i - j) * sizeof(*t));
+		t[j] = moving;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (rt.dispatch_hits && t[i].edge < RT_MAX_COUNTED_EDGES)
+			rt.dispatch_hits[t[i].edge] = 0;
+}
+
+/*
+ * Reorders the dispatch code of sites whose counted targets (past the first
+ * DISPATCH_UNCOUNTED) were hit often since the last look.  A site is
+ * reordered DISPATCH_REORDERS times at most, so targets that trade places
+ * cannot make it build code for ever.  rt.lock held.
+ */
+#define DISPATCH_REORDERS 4
+#define DISPATCH_HOT_HITS 1000
+void rt_reorder_dispatch(void)
+{
+	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites; i++) {
+		struct rt_site *site = &rt.sites[i];
+		uint32_t n = site->n_by_target < DISPATCH_TARGETS ? site->n_by_target
+								   : DISPATCH_TARGETS;
+		bool hot = false;
+
+		if (!site->dispatched || site->reorders >= DISPATCH_REORDERS ||
+		    n <= DISPATCH_UNCOUNTED)
+			continue;
+		for (uint32_t k = DISPATCH_UNCOUNTED; k < n && !hot; k++)
+			hot = dispatch_hits_of(&site->by_target[k]) >= DISPATCH_HOT_HITS;
+		if (!hot)
+			continue;
+		hot_targets_first(site, n, DISPATCH_HOT_HITS);
+		site->reorders++;
+		rt.n_reorders++;
+		if (redispatch(i))
+			return; /* no room for code: the old code stays, in the old order, and works */
+	}
 }
 
 /* A thread met the trap byte of a trapped site: send it where the instruction would go. */
@@ -2836,7 +2918,7 @@ __attribute__((destructor)) static void log_summary(void)
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges "
-		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu of %zu watched entries "
+		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
 		     "code cache %zu regions, %llu code entries told to a tracer, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded,
@@ -2844,6 +2926,7 @@ __attribute__((destructor)) static void log_summary(void)
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     leaf_edges, (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_dispatch_misses, (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
+		     (unsigned long long)rt.n_reorders,
 		     (unsigned long long)rt.n_entry_traps, rt.entries.n_armed,
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
@@ -3075,6 +3158,11 @@ int dacce_rt_start(uintptr_t main_fn)
 			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt.edge_hits == MAP_FAILED)
 		rt.edge_hits = NULL;
+	rt.dispatch_hits = mmap(NULL, RT_MAX_COUNTED_EDGES * sizeof(*rt.dispatch_hits),
+				PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				-1, 0);
+	if (rt.dispatch_hits == MAP_FAILED)
+		rt.dispatch_hits = NULL; /* dispatch code then keeps its first order */
 	/* Without re-encoding every edge stays pushed: slower, still exact. */
 	err = rt.edge_hits ? dacce_epoch_start() : -ENOMEM;
 	if (err)

@@ -80,6 +80,7 @@ struct rt_site {
 	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
 	struct dacce_lookup_entry *table; /* dispatched site past its compared targets */
 	uint32_t n_by_target, cap_by_target;
+	uint8_t reorders; /* times its dispatch code put hot targets first (rt_reorder_dispatch) */
 };
 
 struct rt_state {
@@ -114,6 +115,7 @@ struct rt_state {
 	uintptr_t *thunks;
 	uint32_t n_thunks, cap_thunks;
 	uint64_t *edge_hits;		 /* pushes of each edge counted by its trampoline */
+	uint64_t *dispatch_hits;	 /* per edge: hits late in its site's dispatch code (rt.c) */
 	/*
 	 * Where a call through each edge returns now: its trampoline's return
 	 * point, or the tail stub for a tail jump (0: no code yet).  Read
@@ -126,6 +128,7 @@ struct rt_state {
 	uint64_t n_decoded, n_patched, n_trapped, n_first_calls, n_traps, n_trampolines, n_hops;
 	uint64_t n_dispatch_misses; /* new targets met by calls' dispatch code (slow path) */
 	uint64_t n_prebuilt_used;   /* trampolines an epoch took ready-made (prebuilt.h) */
+	uint64_t n_reorders;	    /* dispatch code rebuilt with hot targets first */
 	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
 	uint64_t n_unwinds, n_frames_shown; /* walks of exceptions.c, and the slots they showed */
 };
@@ -160,6 +163,8 @@ int rt_plan_code(struct rt_code_plan **plan);
  */
 int rt_prebuild_code(const struct dacce_dict *next);
 void rt_prebuilt_drop(void);
+/* Puts the hot targets of dispatch code first (policy thread, rt.lock held). */
+void rt_reorder_dispatch(void);
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
 		  void *ctx);
 void rt_plan_free(struct rt_code_plan *plan);

@@ -126,16 +126,16 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 		/* Nothing to undo at the frame's return: no record (machine.h), just the jump. */
 		if (op->count) {
 			x86_lea_rsp(b, -RED_ZONE);
-			x86_pushfq(b);
+			x86_save_flags(b);
 			dacce_emit_before(b, tpoff, op);
-			x86_popfq(b);
+			x86_restore_flags(b);
 			x86_lea_rsp(b, RED_ZONE);
 		}
 		jump_on(b, slot, target);
 		return b->overflow ? -ENOSPC : 0;
 	}
 	x86_lea_rsp(b, -RED_ZONE);
-	x86_pushfq(b);
+	x86_save_flags(b);
 	x86_push_rax(b);
 	x86_push_rcx(b);
 	x86_push_r11(b);
@@ -162,7 +162,7 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_pop_r11(b);
 	x86_pop_rcx(b);
 	x86_pop_rax(b);
-	x86_popfq(b);
+	x86_restore_flags(b);
 	x86_lea_rsp(b, RED_ZONE);
 	jump_on(b, slot, target);
 	return b->overflow ? -ENOSPC : 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "x86.h"
 
+#include <cpuid.h>
+
 #include "trap.h"
 
 #include <string.h>
@@ -374,6 +376,53 @@ void x86_lea_rsp(struct x86_buf *b, int32_t disp) { lea_rsp32(b, RSP, disp); }
 void x86_lea_rcx_rsp32(struct x86_buf *b, int32_t disp) { lea_rsp32(b, RCX, disp); }
 void x86_pushfq(struct x86_buf *b) { emit1(b, 0x9c); }
 void x86_popfq(struct x86_buf *b) { emit1(b, 0x9d); }
+
+/* CPUID 0x80000001, ECX bit 0: LAHF/SAHF in 64-bit mode (asked once; the answer never changes). */
+static bool lahf_in_long_mode(void)
+{
+	static int known = -1;
+	unsigned int eax, ebx, ecx, edx;
+
+	if (known < 0)
+		known = __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) && (ecx & 1);
+	return known;
+}
+
+void x86_save_flags(struct x86_buf *b)
+{
+	static const uint8_t save[] = {
+		0x48, 0x89, 0x44, 0x24, 0xf0, /* mov %rax, -16(%rsp) */
+		0x0f, 0x90, 0xc0,	      /* seto %al */
+		0x9f,			      /* lahf */
+		0x48, 0x89, 0x44, 0x24, 0xf8, /* mov %rax, -8(%rsp): the slot */
+		0x48, 0x8b, 0x44, 0x24, 0xf0, /* mov -16(%rsp), %rax */
+		0x48, 0x8d, 0x64, 0x24, 0xf8, /* lea -8(%rsp), %rsp */
+	};
+
+	if (!lahf_in_long_mode()) {
+		x86_pushfq(b);
+		return;
+	}
+	emit(b, save, sizeof(save));
+}
+
+void x86_restore_flags(struct x86_buf *b)
+{
+	static const uint8_t restore[] = {
+		0x48, 0x89, 0x44, 0x24, 0xf8, /* mov %rax, -8(%rsp) */
+		0x48, 0x8b, 0x04, 0x24,	      /* mov (%rsp), %rax: the slot */
+		0x04, 0x7f,		      /* add $0x7f, %al: OF back (seto left 0 or 1) */
+		0x9e,			      /* sahf: SF ZF AF PF CF back */
+		0x48, 0x8b, 0x44, 0x24, 0xf8, /* mov -8(%rsp), %rax */
+		0x48, 0x8d, 0x64, 0x24, 0x08, /* lea 8(%rsp), %rsp */
+	};
+
+	if (!lahf_in_long_mode()) {
+		x86_popfq(b);
+		return;
+	}
+	emit(b, restore, sizeof(restore));
+}
 void x86_push_rax(struct x86_buf *b) { emit1(b, 0x50); }
 void x86_push_rcx(struct x86_buf *b) { emit1(b, 0x51); }
 void x86_pop_rax(struct x86_buf *b) { emit1(b, 0x58); }

@@ -5,7 +5,8 @@
 # head it (40 traps or a few more: one per new target, as its dispatch code meets each), the
 # lines must be sorted, and nothing is printed without DACCE_LOG.  padsites.c's two short sites,
 # which get room from padding inside their function, must not trap per call (4,000 calls), and
-# indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them).
+# indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
+# reorder.c's dispatch code must be reordered once its late targets get hot.
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -73,6 +74,19 @@ else
 		pass "a call meeting 1,000 targets: $targets through the slow path, no trap"
 	else
 		fail "a call meeting 1,000 targets: ${targets:-no count} through the slow path, ${traps:-no count} traps"
+	fi
+fi
+# reorder.c's site, whose last targets get hot: the policy thread must move them to the front.
+program=$build/programs/reorder-O2
+if [ ! -x "$program" ]; then
+	fail "no $program (run-programs.sh builds it)"
+else
+	reorders=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null |
+		sed -n 's/.* \([0-9]*\) dispatch reorderings.*/\1/p')
+	if [ -n "$reorders" ] && [ "$reorders" -ge 1 ]; then
+		pass "dispatch code reordered for hot late targets ($reorders times)"
+	else
+		fail "dispatch code never reordered for hot late targets: ${reorders:-no count}"
 	fi
 fi
 echo "trapreport: $passed passed, $failed failed"
