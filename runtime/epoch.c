@@ -43,6 +43,7 @@
 
 #include "control.h"
 #include "dict_io.h"
+#include "hashmap.h"
 #include "patch.h"
 #include "prebuilt.h"
 #include "probes.h"
@@ -108,6 +109,9 @@ static struct {
 	enum dacce_epoch_driver driver;
 	/* The last attempt was put off: the code built ahead for it went unused (prebuilt.h). */
 	bool last_put_off;
+	/* The hot tail edge an epoch is due for (DACCE_NONE: other reasons); those that stayed dear. */
+	uint32_t tail_wanted;
+	struct dacce_hashmap tails_tried;
 	/* Counters for the exit summary. */
 	uint64_t epochs, given_up;
 	long pause_total_ns, pause_max_ns;
@@ -467,15 +471,79 @@ static void fresh_edges(uint32_t *count, uint64_t *pushes)
 	}
 }
 
+/* Calls through an edge so far: pushes while it was pushed, tail calls while it cost something. */
+static uint64_t calls_seen(uint32_t e)
+{
+	uint64_t hits = e < RT_MAX_COUNTED_EDGES ? rt.edge_hits[e] : 0;
+
+	return hits > rt.graph->edges[e].freq ? hits : rt.graph->edges[e].freq;
+}
+
+/*
+ * A tail call that costs something (a record, the return through the stub)
+ * made HOT_TAIL_CALLS times or more and twice as often as the edge its callee
+ * is entered by for free: a re-encoding gives it the free place.  CPython's
+ * deallocations are tail calls from _Py_Dealloc whose frequencies were
+ * counted at start-up, when other callers of each deallocator ran more: 1.6
+ * million tail calls through one edge with an En in a 400,000-record json
+ * round trip.  Twice: an edge that loses the free place is counted from then
+ * on, and must outrun the winner's count to take it back, so two edges
+ * trading places make fewer and fewer epochs.
+ */
+#define HOT_TAIL_CALLS 10000
+static uint32_t hot_tail_edge(void)
+{
+	const struct dacce_dict *d = rt.dict;
+	uint32_t tried;
+
+	for (uint32_t e = 0; e < d->n_edges && e < rt.graph->n_edges; e++) {
+		uint32_t callee = d->edge_callee[e], free_in;
+		uint64_t calls;
+
+		if (!dacce_site_kind_is_tail(rt.graph->edges[e].kind) ||
+		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] == 0 ||
+		    d->in_start[callee] == d->in_start[callee + 1])
+			continue;
+		calls = calls_seen(e);
+		free_in = d->in_edges[d->in_start[callee]];
+		if (calls >= HOT_TAIL_CALLS && d->en[free_in] == 0 && calls > 2 * calls_seen(free_in) &&
+		    dacce_hashmap_get(&ep.tails_tried, e, &tried) != 0)
+			return e;
+	}
+	return DACCE_NONE;
+}
+
+/* Sets ep.tail_wanted when the only reason is a hot tail edge (hot_tail_edge). */
 static bool epoch_due(void)
 {
 	uint32_t count;
 	uint64_t pushes;
 
+	ep.tail_wanted = DACCE_NONE;
 	fresh_edges(&count, &pushes);
-	if (!count)
+	if (count && (ep.stress || pushes >= ep.hot_pushes || count >= ep.new_edges))
+		return true;
+	if (ep.stress)
 		return false;
-	return ep.stress || pushes >= ep.hot_pushes || count >= ep.new_edges;
+	ep.tail_wanted = hot_tail_edge();
+	return ep.tail_wanted != DACCE_NONE;
+}
+
+/*
+ * An epoch wanted only to make a hot tail edge free that the new encoding
+ * does not make free (its callee's ranges start above 0, the edge closes a
+ * cycle, ...): not worth a stop, and that edge is not tried again.
+ */
+static bool encoding_helps(const struct dacce_dict *next)
+{
+	uint32_t e = ep.tail_wanted;
+
+	if (e == DACCE_NONE)
+		return true;
+	if (e < next->n_edges && next->edge_class[e] == DACCE_EDGE_ENCODED && next->en[e] == 0)
+		return true;
+	dacce_hashmap_put(&ep.tails_tried, e, 1);
+	return false;
 }
 
 /* The next epoch's dictionary, from the graph and frequencies as they are now. */
@@ -521,6 +589,10 @@ static int reencode(void)
 	err = encode_next(&next);
 	if (err)
 		return err;
+	if (!encoding_helps(next)) {
+		dacce_dict_free(next);
+		return 0;
+	}
 	/*
 	 * The code, built while the program runs.  Not after an attempt that was
 	 * put off: a thread that stays in a callback would have every attempt
@@ -572,9 +644,10 @@ static int reencode(void)
 		ep.pause_max_ns = pause;
 	dacce_epoch_announce(rt.dict, pause);
 	dacce_rt_log(false,
-		     "epoch %llu installed: %u edges, maxID %llu, threads paused %ld us, "
+		     "epoch %llu installed%s: %u edges, maxID %llu, threads paused %ld us, "
 		     "%llu of its trampolines built ahead (%zu)",
-		     (unsigned long long)epoch, rt.graph->n_edges,
+		     (unsigned long long)epoch,
+		     ep.tail_wanted != DACCE_NONE ? " for a hot tail call" : "", rt.graph->n_edges,
 		     (unsigned long long)rt.dict->max_id, pause / 1000,
 		     (unsigned long long)used, ahead);
 	return 0;
@@ -650,6 +723,7 @@ static void *policy_main(void *unused)
 		asked = dacce_control_take_request();
 		rt_lock(&saved);
 		rt_reorder_dispatch();
+		ep.tail_wanted = DACCE_NONE; /* epoch_due sets it, when it is asked */
 		due = asked || ep.stress ||
 		      (!dacce_control_attached() && now_ns() >= ep.quiet_until_ns);
 		due = due && (asked || epoch_due());

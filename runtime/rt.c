@@ -1318,8 +1318,11 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 static int op_for_edge_in(const struct dacce_dict *dict, uint32_t edge, struct dacce_rt_op *op)
 {
 	int err = dacce_rt_op_for_edge(dict, rt.graph, edge, op);
+	bool counted = op->kind == DACCE_RT_OP_PUSH ||
+		       /* a tail call that costs something: the policy may make it free (epoch.c) */
+		       (op->kind == DACCE_RT_OP_ADD && dacce_site_kind_is_tail(rt.graph->edges[edge].kind));
 
-	if (!err && op->kind == DACCE_RT_OP_PUSH && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
+	if (!err && counted && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
 	    !(rt.graph->edges[edge].flags & DACCE_EDGE_PINNED))
 		op->hits = &rt.edge_hits[edge];
 	op->count = rt.counting;

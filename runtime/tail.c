@@ -157,6 +157,11 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_bind(b, other_frame);
 	emit_new_record(b, tpoff, return_stub);
 	x86_bind(b, have_record);
+	if (op->hits && op->kind == DACCE_RT_OP_ADD) {
+		/* Counted for the policy (push code counts itself); %r11 and the flags are saved. */
+		x86_movabs_r11(b, (uintptr_t)op->hits);
+		x86_inc64_at_r11(b);
+	}
 	dacce_emit_before(b, tpoff, op);
 
 	x86_pop_r11(b);

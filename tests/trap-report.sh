@@ -6,7 +6,8 @@
 # lines must be sorted, and nothing is printed without DACCE_LOG.  padsites.c's two short sites,
 # which get room from padding inside their function, must not trap per call (4,000 calls), and
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
-# reorder.c's dispatch code must be reordered once its late targets get hot.
+# reorder.c's dispatch code must be reordered once its late targets get hot, and hottail.c's
+# hot tail call must get an epoch of its own.
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -88,6 +89,16 @@ else
 	else
 		fail "dispatch code never reordered for hot late targets: ${reorders:-no count}"
 	fi
+fi
+# hottail.c's tail call that gets hot after its callee's free in-edge was chosen: the policy
+# must re-encode to make it free.
+program=$build/programs/hottail-O2
+if [ ! -x "$program" ]; then
+	fail "no $program (run-programs.sh builds it)"
+elif DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null | grep -q '^dacce: epoch [0-9]* installed for a hot tail call'; then
+	pass "an epoch for a hot tail call"
+else
+	fail "no epoch for hottail.c's hot tail call"
 fi
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
