@@ -44,16 +44,21 @@ else
 		fail "a report without DACCE_LOG"
 	fi
 fi
-# no_trap_per_call NAME WHAT: BUILD_DIR/programs/NAME-O2 makes 4,000 calls through short sites
-# that must not trap per call.
+# log_of NAME: what DACCE_LOG prints for BUILD_DIR/programs/NAME-O2 (1 when it is not built).
+log_of() {
+	[ -x "$build/programs/$1-O2" ] || return 1
+	DACCE_LOG=1 LD_PRELOAD="$lib" "$build/programs/$1-O2" 2>&1 >/dev/null
+	return 0
+}
+missing() { fail "no $build/programs/$1-O2 (run-programs.sh builds it)"; }
+# count_of LOG WHAT: the count before WHAT in the exit summary.
+count_of() { printf '%s\n' "$1" | sed -n "s/.* \([0-9]*\) $2.*/\1/p"; }
+
+# no_trap_per_call NAME WHAT: NAME makes 4,000 calls through short sites that must not trap per call.
 no_trap_per_call() {
-	local program=$build/programs/$1-O2 traps
-	if [ ! -x "$program" ]; then
-		fail "no $program (run-programs.sh builds it)"
-		return
-	fi
-	traps=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null |
-		sed -n 's/.* \([0-9]*\) traps taken.*/\1/p')
+	local log traps
+	log=$(log_of "$1") || { missing "$1"; return; }
+	traps=$(count_of "$log" "traps taken")
 	if [ -n "$traps" ] && [ "$traps" -lt 100 ]; then
 		pass "$2: $traps traps for 4,000 calls"
 	else
@@ -62,43 +67,43 @@ no_trap_per_call() {
 }
 no_trap_per_call padsites "short sites with padding in their function"
 no_trap_per_call borrowtwo "short sites borrowing two instructions"
+
 # indirect.c's call through a table of 1,000 functions: each new target enters the slow path
 # from the dispatch code (the compared ones, then the table's lookup), none traps.
-program=$build/programs/indirect-O2
-if [ ! -x "$program" ]; then
-	fail "no $program (run-programs.sh builds it)"
-else
-	summary=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null | grep 'traps taken')
-	targets=$(printf '%s\n' "$summary" | sed -n 's/.* \([0-9]*\) new targets of dispatched calls.*/\1/p')
-	traps=$(printf '%s\n' "$summary" | sed -n 's/.* \([0-9]*\) traps taken.*/\1/p')
+if log=$(log_of indirect); then
+	targets=$(count_of "$log" "new targets of dispatched calls")
+	traps=$(count_of "$log" "traps taken")
 	if [ -n "$targets" ] && [ "$targets" -ge 1000 ] && [ "$traps" = 0 ]; then
 		pass "a call meeting 1,000 targets: $targets through the slow path, no trap"
 	else
 		fail "a call meeting 1,000 targets: ${targets:-no count} through the slow path, ${traps:-no count} traps"
 	fi
-fi
-# reorder.c's site, whose last targets get hot: the policy thread must move them to the front.
-program=$build/programs/reorder-O2
-if [ ! -x "$program" ]; then
-	fail "no $program (run-programs.sh builds it)"
 else
-	reorders=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null |
-		sed -n 's/.* \([0-9]*\) dispatch reorderings.*/\1/p')
+	missing indirect
+fi
+
+# reorder.c's site, whose last targets get hot: the policy thread must move them to the front.
+if log=$(log_of reorder); then
+	reorders=$(count_of "$log" "dispatch reorderings")
 	if [ -n "$reorders" ] && [ "$reorders" -ge 1 ]; then
 		pass "dispatch code reordered for hot late targets ($reorders times)"
 	else
 		fail "dispatch code never reordered for hot late targets: ${reorders:-no count}"
 	fi
+else
+	missing reorder
 fi
+
 # hottail.c's tail call that gets hot after its callee's free in-edge was chosen: the policy
 # must re-encode to make it free.
-program=$build/programs/hottail-O2
-if [ ! -x "$program" ]; then
-	fail "no $program (run-programs.sh builds it)"
-elif DACCE_LOG=1 LD_PRELOAD="$lib" "$program" 2>&1 >/dev/null | grep -q '^dacce: epoch [0-9]* installed for a hot tail call'; then
-	pass "an epoch for a hot tail call"
+if log=$(log_of hottail); then
+	if printf '%s\n' "$log" | grep -q '^dacce: epoch [0-9]* installed for a hot tail call'; then
+		pass "an epoch for a hot tail call"
+	else
+		fail "no epoch for hottail.c's hot tail call"
+	fi
 else
-	fail "no epoch for hottail.c's hot tail call"
+	missing hottail
 fi
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
