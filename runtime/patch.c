@@ -60,6 +60,14 @@ static _Atomic(dacce_trap_hook) trap_hook;
 static atomic_ulong code_writes;
 static bool can_sync_cores;
 static atomic_bool sole_thread;
+/* This thread patches while the program's thread runs on (dacce_patch_foreign_begin). */
+static __thread int foreign_writer;
+
+/* Patches written whole, in one step: only the thread that runs the program's code writes. */
+static bool whole_writes(void)
+{
+	return atomic_load(&sole_thread) && !foreign_writer;
+}
 
 static int membarrier(int cmd)
 {
@@ -75,7 +83,7 @@ static int membarrier(int cmd)
  */
 static void sync_all_cores(void)
 {
-	if (can_sync_cores && !atomic_load(&sole_thread))
+	if (can_sync_cores && !whole_writes())
 		membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE);
 }
 
@@ -423,6 +431,21 @@ void dacce_patch_sole_thread(bool sole)
 	atomic_store(&sole_thread, sole);
 }
 
+void dacce_patch_foreign_begin(void)
+{
+	foreign_writer++;
+}
+
+void dacce_patch_foreign_end(void)
+{
+	foreign_writer--;
+}
+
+unsigned long dacce_patch_writes(void)
+{
+	return atomic_load(&code_writes);
+}
+
 int dacce_patch_apply(const struct dacce_patch *patch)
 {
 	static const uint8_t trap = DACCE_TRAP_BYTE;
@@ -430,7 +453,7 @@ int dacce_patch_apply(const struct dacce_patch *patch)
 
 	if (!patch || !patch->bytes || patch->len == 0 || patch->len > 15)
 		return -EINVAL;
-	if (atomic_load(&sole_thread)) {
+	if (whole_writes()) {
 		err = dacce_patch_write_quiet(patch->addr, patch->bytes, patch->len);
 		sync_all_cores();
 		return err;
@@ -553,7 +576,7 @@ static int queue_flush(void)
 
 	if (n == 0)
 		return 0;
-	if (atomic_load(&sole_thread)) {
+	if (whole_writes()) {
 		/* A failed write leaves the patches before it whole, the rest untouched. */
 		err = queue_step(q, n, STEP_WHOLE, &done);
 		sync_all_cores();

@@ -86,6 +86,17 @@ int dacce_patch_submit(const struct dacce_patch *patch);
  * per batch, with no int3 steps: nobody can fetch them half written.
  */
 void dacce_patch_sole_thread(bool sole);
+/*
+ * Between begin and end, patches made by the calling thread take the int3
+ * steps and serialise every core even in sole-thread mode: it is not the
+ * thread that runs the program's code (the policy thread rebuilding dispatch
+ * code while the program runs), so that thread may be fetching the very
+ * instruction being written.
+ */
+void dacce_patch_foreign_begin(void);
+void dacce_patch_foreign_end(void);
+/* Writes to code made so far: one per patch written whole, three per patch in steps. */
+unsigned long dacce_patch_writes(void);
 
 /* Makes the instruction at addr trap (a permanent trap byte for the trap hook). */
 int dacce_patch_trap(uintptr_t addr);

@@ -1663,6 +1663,8 @@ static void hot_targets_first(struct rt_site *site, uint32_t n, uint64_t min)
 #define DISPATCH_HOT_HITS 1000
 void rt_reorder_dispatch(void)
 {
+	/* The program runs on meanwhile: a site pointed at new code must take the int3 steps. */
+	dacce_patch_foreign_begin();
 	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites; i++) {
 		struct rt_site *site = &rt.sites[i];
 		uint32_t n = site->n_by_target < DISPATCH_TARGETS ? site->n_by_target
@@ -1680,8 +1682,9 @@ void rt_reorder_dispatch(void)
 		site->reorders++;
 		rt.n_reorders++;
 		if (redispatch(i))
-			return; /* no room for code: the old code stays, in the old order, and works */
+			break; /* no room for code: the old code stays, in the old order, and works */
 	}
+	dacce_patch_foreign_end();
 }
 
 /* A thread met the trap byte of a trapped site: send it where the instruction would go. */

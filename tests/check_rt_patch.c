@@ -237,6 +237,47 @@ START_TEST(test_threads_racing_through_a_site_being_patched)
 }
 END_TEST
 
+/*
+ * Sole-thread mode, but the writer is not the thread that runs the site (the
+ * policy thread rebuilding dispatch code while the program runs): its patches
+ * must still take the steps.  Written whole, a racer fetches the site half
+ * written and jumps into the middle of nowhere.
+ */
+static int apply_from_another_thread(const struct dacce_patch *patch)
+{
+	int err;
+
+	dacce_patch_sole_thread(true);
+	dacce_patch_foreign_begin();
+	err = dacce_patch_apply(patch);
+	dacce_patch_foreign_end();
+	dacce_patch_sole_thread(false);
+	return err;
+}
+
+START_TEST(test_threads_racing_through_a_site_patched_by_a_foreign_writer)
+{
+	struct patched_site p;
+	struct dacce_patch forth;
+	unsigned long before;
+
+	/* The steps, counted: trap byte, tail, first byte; a sole writer's patch is one write. */
+	patched_site_init(&p, 43, 2000);
+	forth = to_trampoline(&p);
+	before = dacce_patch_writes();
+	ck_assert_int_eq(apply_from_another_thread(&forth), 0);
+	ck_assert_uint_eq(dacce_patch_writes() - before, 3);
+	ck_assert_mem_eq((const void *)p.site, forth.bytes, 5);
+	dacce_patch_sole_thread(true);
+	before = dacce_patch_writes();
+	ck_assert_int_eq(dacce_patch_apply(&forth), 0);
+	ck_assert_uint_eq(dacce_patch_writes() - before, 1);
+	dacce_patch_sole_thread(false);
+	patched_site_fini(&p);
+	race_through_site(apply_from_another_thread);
+}
+END_TEST
+
 START_TEST(test_queued_patches_wait_for_the_outermost_close)
 {
 	struct patched_site p;
@@ -449,6 +490,7 @@ static Suite *patch_suite(void)
 	tcase_add_test(tc, test_threads_racing_through_a_site_patched_from_a_queue);
 	tcase_add_test(tc, test_queued_patches_written_in_runs_leave_the_bytes_between_alone);
 	tcase_add_test(tc, test_sole_thread_writes_whole_patches);
+	tcase_add_test(tc, test_threads_racing_through_a_site_patched_by_a_foreign_writer);
 	tcase_add_test(tc, test_gathered_writes_land_in_runs);
 	tcase_add_test(tc, test_kept_descriptor_survives_the_program_closing_it);
 	tcase_add_test(tc, test_fork_child_writes_its_own_memory);

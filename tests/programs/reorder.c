@@ -17,7 +17,13 @@ static volatile int sink;
 H(0) H(1) H(2) H(3) H(4) H(5) H(6) H(7) H(8) H(9) H(10) H(11)
 
 struct op {
-	char pad[0x40]; /* a 5-byte call through memory: dispatch code */
+	/*
+	 * A 6-byte call through memory: dispatch code reached by a jump written
+	 * over the call itself, which the policy thread rewrites while this
+	 * thread may be running it (a 3-byte call borrows the instruction before
+	 * it instead, and only its landing's slot changes).
+	 */
+	char pad[0x100];
 	int (*fn)(int);
 };
 
