@@ -8,7 +8,8 @@
  * thread's tail records (tls.h).  Also the whole code of each call's
  * trampoline and dispatch code, which runs on the caller's stack: a thread
  * stopped there (gdb stepping over a call) is in the caller, about to
- * continue at the native return address.
+ * continue at the native return address; and the code of tail jumps and the
+ * tail stub, which debuggers step through.
  *
  * The layout is read as raw memory by that script: change it only with
  * DACCE_DEBUG_RETURNS_LAYOUT.
@@ -18,14 +19,18 @@
 
 #include <stdint.h>
 
-#define DACCE_DEBUG_RETURNS_LAYOUT 2
+#define DACCE_DEBUG_RETURNS_LAYOUT 3
 
 struct dacce_debug_return {
 	uint64_t code;	 /* a return point in generated code */
 	uint64_t native; /* where the call returns natively */
 };
 
-/* Code running on the caller's stack, [start, end): its caller continues at native. */
+/*
+ * Code running on the caller's stack, [start, end): its caller continues at
+ * native.  native 0: generated code whose caller is not at one address (the
+ * tail stub, a tail jump's code), which debuggers step through.
+ */
 struct dacce_debug_range {
 	uint64_t start, end, native;
 };

@@ -10,6 +10,8 @@
 #include "trap.h"
 
 #define ENTRY_ARMED 0x100u
+#define ENTRY_DISARMED 0x200u /* the original byte is kept: a debugger may put the trap back */
+#define ENTRY_BYTE 0xffu
 
 static size_t index_of(const struct dacce_entry_watch *w, const struct dacce_func *fn)
 {
@@ -37,11 +39,11 @@ static size_t write_page(struct dacce_entry_watch *w, int mem, size_t first, uin
 	size_t i;
 
 	for (i = first; i < w->funcs->n && funcs[i].start < page + page_size; i++)
-		if (w->state[i])
+		if (w->state[i] & ENTRY_ARMED)
 			hi = funcs[i].start;
 	memcpy(buf, (const void *)lo, hi - lo + 1);
 	for (size_t j = first; j < i; j++)
-		if (w->state[j])
+		if (w->state[j] & ENTRY_ARMED)
 			buf[funcs[j].start - lo] = DACCE_TRAP_BYTE;
 	*err = dacce_patch_mem_write(mem, lo, buf, hi - lo + 1);
 	return i;
@@ -66,6 +68,10 @@ int dacce_entries_arm(struct dacce_entry_watch *w, const struct dacce_funcs *fun
 
 		if (!watchable(funcs, fn) || skip(fn, ctx))
 			continue;
+		/*
+		 * The byte in memory, a debugger's breakpoint (int3) too: put back,
+		 * it is the debugger's again (the scan reads past it, pristine.h).
+		 */
 		w->state[i] = (uint16_t)(ENTRY_ARMED | *(const uint8_t *)fn->start);
 		w->n_armed++;
 	}
@@ -104,7 +110,8 @@ const struct dacce_func *dacce_entries_armed_at(const struct dacce_entry_watch *
 	fn = dacce_funcs_find(w->funcs, addr);
 	if (!fn || fn->start != addr)
 		return NULL;
-	return __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE) ? fn : NULL;
+	return __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE) & ENTRY_ARMED ? fn
+											  : NULL;
 }
 
 int dacce_entries_original(const struct dacce_entry_watch *w, const struct dacce_func *fn,
@@ -115,10 +122,18 @@ int dacce_entries_original(const struct dacce_entry_watch *w, const struct dacce
 	if (!w || !w->state || !fn || fn < w->funcs->funcs || fn >= w->funcs->funcs + w->funcs->n)
 		return 0;
 	state = __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE);
-	if (!state)
+	if (!(state & ENTRY_ARMED))
 		return 0;
-	*byte = (uint8_t)state;
+	*byte = (uint8_t)(state & ENTRY_BYTE);
 	return 1;
+}
+
+static int put_back(const struct dacce_func *fn, uint8_t original)
+{
+	int err = dacce_patch_write_quiet(fn->start, &original, 1);
+
+	dacce_patch_sync_cores();
+	return err;
 }
 
 int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn)
@@ -128,13 +143,40 @@ int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *f
 
 	if (dacce_entries_original(w, fn, &original) != 1)
 		return 0;
-	/* The byte first, then the state: a thread that traps meanwhile still finds it armed. */
-	err = dacce_patch_write_quiet(fn->start, &original, 1);
-	dacce_patch_sync_cores();
+	/*
+	 * The byte first, then the state: a thread that traps meanwhile still
+	 * finds it armed.  A debugger's breakpoint written over the trap stays:
+	 * the thread stops there as the debugger expects, and the trap byte the
+	 * debugger saved, written back, is a stray.
+	 */
+	err = *(const volatile uint8_t *)fn->start == DACCE_INT3 && original != DACCE_INT3 ? 0
+									  : put_back(fn, original);
 	if (err)
 		return err;
-	__atomic_store_n(&w->state[index_of(w, fn)], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->state[index_of(w, fn)], (uint16_t)(ENTRY_DISARMED | original),
+			 __ATOMIC_RELEASE);
 	return 1;
+}
+
+int dacce_entries_restore_stray(struct dacce_entry_watch *w, uintptr_t addr)
+{
+	const struct dacce_func *fn;
+	uint16_t state;
+	uint8_t original;
+	int err;
+
+	if (!w || !w->state)
+		return 0;
+	fn = dacce_funcs_find(w->funcs, addr);
+	if (!fn || fn->start != addr)
+		return 0;
+	state = __atomic_load_n(&w->state[index_of(w, fn)], __ATOMIC_ACQUIRE);
+	original = (uint8_t)(state & ENTRY_BYTE);
+	/* The function's own byte there: its own illegal instruction, not ours. */
+	if (!(state & ENTRY_DISARMED) || *(const volatile uint8_t *)addr == original)
+		return 0;
+	err = put_back(fn, original);
+	return err ? err : 1;
 }
 
 void dacce_entries_fini(struct dacce_entry_watch *w)

@@ -26,7 +26,10 @@
 
 struct dacce_entry_watch {
 	const struct dacce_funcs *funcs;
-	/* By index in funcs->funcs: 0 not watched, else ENTRY_ARMED | the original first byte. */
+	/*
+	 * By index in funcs->funcs: 0 not watched, else ENTRY_ARMED or, once
+	 * put back, ENTRY_DISARMED, | the original first byte.
+	 */
 	uint16_t *state;
 	size_t n_armed;
 };
@@ -53,6 +56,18 @@ const struct dacce_func *dacce_entries_armed_at(const struct dacce_entry_watch *
  * it was not armed, or a negative errno from the write.
  */
 int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn);
+
+/*
+ * A trap met at addr, the entry of a function already disarmed, that does
+ * not hold the function's own byte: a debugger's doing.  gdb removes its
+ * breakpoints whenever the program stops, writing back the byte it saw when
+ * it inserted them: the trap byte, for a breakpoint on a function not
+ * decoded yet; and it may write a breakpoint of its own over the entry while
+ * the trap is delivered.  Puts the original byte back.  Returns 1 if addr
+ * was such an entry (the thread goes on there), 0 if not, or a negative
+ * errno from the write.
+ */
+int dacce_entries_restore_stray(struct dacce_entry_watch *w, uintptr_t addr);
 
 /*
  * The byte fn's entry had before it was armed: 1 and *byte while it is

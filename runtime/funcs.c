@@ -85,9 +85,14 @@ static bool is_running_program(const struct dacce_module_info *m)
 	return strcmp(buf, m->path) == 0;
 }
 
+const char *dacce_funcs_file_of(const struct dacce_module_info *m)
+{
+	return is_running_program(m) ? SELF_EXE : m->path;
+}
+
 static int open_elf(const struct dacce_module_info *m, struct elf_file *f)
 {
-	const char *path = is_running_program(m) ? SELF_EXE : m->path;
+	const char *path = dacce_funcs_file_of(m);
 	size_t n_sections;
 	GElf_Ehdr ehdr;
 

@@ -74,6 +74,9 @@ struct dacce_funcs {
  */
 int dacce_funcs_load(const struct dacce_module_info *m, struct dacce_funcs *out);
 
+/* The file module m is read from: /proc/self/exe for the program that runs, else its path. */
+const char *dacce_funcs_file_of(const struct dacce_module_info *m);
+
 /* Frees the table; NULL-safe and safe to call twice. */
 void dacce_funcs_fini(struct dacce_funcs *funcs);
 

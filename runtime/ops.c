@@ -43,6 +43,12 @@ int dacce_rt_op_for_edge(const struct dacce_dict *dict, const struct dacce_graph
 	return 0;
 }
 
+bool dacce_rt_op_same_code(const struct dacce_rt_op *a, const struct dacce_rt_op *b)
+{
+	return a->kind == b->kind && a->en == b->en && a->edge == b->edge &&
+	       a->compress == b->compress && a->hits == b->hits && a->count == b->count;
+}
+
 static bool fits_imm32(uint64_t v)
 {
 	return v <= INT32_MAX;

@@ -39,6 +39,9 @@ struct dacce_rt_op {
 int dacce_rt_op_for_edge(const struct dacce_dict *dict, const struct dacce_graph *later,
 			 uint32_t edge, struct dacce_rt_op *op);
 
+/* Whether a and b generate the same code (reset_id is read from the TLS block, not emitted). */
+bool dacce_rt_op_same_code(const struct dacce_rt_op *a, const struct dacce_rt_op *b);
+
 /* tpoff is dacce_tls_tpoff(): the TLS block's offset from %fs. */
 void dacce_emit_before(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);
 void dacce_emit_after(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);

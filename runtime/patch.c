@@ -169,8 +169,11 @@ static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 	 * the last byte): then no one claims the trap, and running the
 	 * instruction again meets the patched one.
 	 */
+	dacce_trap_hook hook = atomic_load_explicit(&trap_hook, memory_order_acquire);
+
 	if (*(volatile uint8_t *)trap_at != DACCE_TRAP_BYTE) {
-		ours = run_again(self, trap_at);
+		/* The hook still gets it: a debugger may have written over the trap byte since. */
+		ours = (hook && hook(uc_void, trap_at)) || run_again(self, trap_at);
 		errno = saved_errno;
 		return ours;
 	}
@@ -187,8 +190,6 @@ static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 		errno = saved_errno;
 		return true;
 	}
-	dacce_trap_hook hook = atomic_load_explicit(&trap_hook, memory_order_acquire);
-
 	ours = (hook && hook(uc_void, trap_at)) || run_again(self, trap_at);
 	errno = saved_errno;
 	return ours;

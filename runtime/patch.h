@@ -38,6 +38,8 @@ struct dacce_patch {
  * A permanent trap byte (a site we emulate) met by a thread: the hook moves
  * the thread on by editing the context and returns 1, or returns 0 if the
  * address is not one of its sites.  It runs in the trap signal's handler.
+ * It is also asked when the byte at trap_at is no longer the trap byte (a
+ * debugger may have written its own breakpoint there since the fault).
  */
 typedef int (*dacce_trap_hook)(void *ucontext, uintptr_t trap_at);
 void dacce_patch_set_trap_hook(dacce_trap_hook hook);

@@ -41,13 +41,6 @@ bool dacce_prebuilt_has(uintptr_t replaces)
 	return dacce_hashmap_get(&built.by_replaced, replaces, &at) == 0;
 }
 
-static bool same_op(const struct dacce_rt_op *a, const struct dacce_rt_op *b)
-{
-	return a->kind == b->kind && a->en == b->en && a->edge == b->edge &&
-	       a->compress == b->compress && a->hits == b->hits && a->count == b->count &&
-	       a->reset_id == b->reset_id;
-}
-
 bool dacce_prebuilt_take(uintptr_t replaces, uint32_t edge, uintptr_t target,
 			 const struct dacce_rt_op *op, struct dacce_prebuilt *out)
 {
@@ -57,7 +50,7 @@ bool dacce_prebuilt_take(uintptr_t replaces, uint32_t edge, uintptr_t target,
 	if (dacce_hashmap_get(&built.by_replaced, replaces, &at))
 		return false;
 	code = &built.items[at];
-	if (code->edge != edge || code->target != target || !same_op(&code->op, op))
+	if (code->edge != edge || code->target != target || !dacce_rt_op_same_code(&code->op, op))
 		return false;
 	*out = *code;
 	return true;

@@ -50,6 +50,7 @@
 #include "patch_runs.h"
 #include "perfmap.h"
 #include "prebuilt.h"
+#include "pristine.h"
 #include "probes.h"
 #include "reload.h"
 #include "scan.h"
@@ -502,11 +503,16 @@ static int finish_dispatch(const struct x86_buf *b, uint32_t index, uintptr_t en
 	rt.n_trampolines++;
 	name_code("dispatch", b, rt.sites[index].scan.addr);
 	err = note_entry(entry, index);
-	/* A call's dispatch code keeps to the red zone; a jump's moves %rsp (build_jump_dispatch). */
-	if (!err && !dacce_site_kind_is_tail(rt.sites[index].scan.kind))
+	/*
+	 * A call's dispatch code keeps to the red zone; a jump's moves %rsp
+	 * (build_jump_dispatch): its caller is not at one address.
+	 */
+	if (!err)
 		err = dacce_debug_returns_add_range(b->addr, b->addr + b->len,
-						    rt.sites[index].scan.addr +
-							    rt.sites[index].scan.len);
+						    dacce_site_kind_is_tail(rt.sites[index].scan.kind)
+							    ? 0
+							    : rt.sites[index].scan.addr +
+								      rt.sites[index].scan.len);
 	if (err || !trap_at)
 		return err;
 	return dacce_hashmap_put(&rt.trapped_at, trap_at, index);
@@ -758,6 +764,7 @@ static int emit_landing(struct rt_site *site, uint32_t index, uint8_t *write)
 {
 	struct x86_buf b;
 	uintptr_t slot;
+	int err;
 
 	slot = (site->landing + 6 + 7) & ~(uintptr_t)7;
 	x86_init(&b, write, LANDING_LEN, site->landing);
@@ -766,7 +773,12 @@ static int emit_landing(struct rt_site *site, uint32_t index, uint8_t *write)
 	if (b.overflow)
 		return -ENOSPC;
 	name_code("landing", &b, site->scan.addr);
-	return note_entry(site->landing, index);
+	/* Run on the caller's stack, as its dispatch code is: debuggers step through it too. */
+	err = dacce_debug_returns_add_range(site->landing, site->landing + b.len,
+					    dacce_site_kind_is_tail(site->scan.kind)
+						    ? 0
+						    : site->scan.addr + site->scan.len);
+	return err ? err : note_entry(site->landing, index);
 }
 
 /* Points a borrowed site's landing at its dispatch code (an aligned 8-byte store: atomic). */
@@ -1000,6 +1012,11 @@ static int hop(uint32_t index)
 		return err;
 	dacce_patch_sync_cores();
 	err = note_entry(pad, index);
+	if (!err) /* on the caller's stack, as the landing is */
+		err = dacce_debug_returns_add_range(pad, pad + sizeof(jmp),
+						    dacce_site_kind_is_tail(site->scan.kind)
+							    ? 0
+							    : site->scan.addr + site->scan.len);
 	if (err)
 		return err;
 	short_jmp[0] = 0xeb;
@@ -1203,11 +1220,72 @@ static uint8_t *copy_before_entry(const struct dacce_func *fn)
 	return copy;
 }
 
+/* Debugger breakpoints (int3) seen in one function's code: at most this many are minded. */
+#define MAX_BREAKPOINTS 16
+
+struct breakpoints {
+	uintptr_t at[MAX_BREAKPOINTS];
+	size_t n;
+	bool overflow; /* more than MAX_BREAKPOINTS: every site is left alone */
+};
+
+/*
+ * The function's code to scan: copy (made if needed) with each int3 of a
+ * debugger replaced by the program's byte (pristine.h), their addresses in
+ * *seen.
+ */
+static int see_past_breakpoints(const struct dacce_func *fn, uint8_t **copy,
+				struct breakpoints *seen)
+{
+	size_t len = fn->end - fn->start, offsets[MAX_BREAKPOINTS];
+	uint8_t *bytes = *copy;
+	int mended;
+
+	*seen = (struct breakpoints){ 0 };
+	if (!memchr(bytes ? bytes : (const uint8_t *)fn->start, DACCE_INT3, len))
+		return 0;
+	if (!bytes) {
+		bytes = malloc(len);
+		if (!bytes)
+			return -ENOMEM;
+		memcpy(bytes, (const void *)fn->start, len);
+		*copy = bytes;
+	}
+	mended = dacce_pristine_mend(fn->start, bytes, len, offsets, MAX_BREAKPOINTS);
+	if (mended < 0)
+		return mended;
+	seen->overflow = mended > MAX_BREAKPOINTS;
+	seen->n = seen->overflow ? MAX_BREAKPOINTS : (size_t)mended;
+	for (size_t i = 0; i < seen->n; i++)
+		seen->at[i] = fn->start + offsets[i];
+	return 0;
+}
+
+/*
+ * Whether patching site s would write over a debugger's breakpoint: the
+ * debugger would then put back the byte it saw (a `call` opcode under our
+ * `jmp`).  Such a site is left as it is: its calls run uninstrumented, and
+ * what they reach reads as entered from outside (partial), never wrong.
+ */
+static bool under_breakpoint(const struct dacce_scan_site *s, const struct breakpoints *seen)
+{
+	uintptr_t lo = s->prev2 ? s->prev2 : s->prev ? s->prev : s->addr;
+
+	if (seen->overflow)
+		return true;
+	for (size_t i = 0; i < seen->n; i++)
+		if (seen->at[i] >= lo && seen->at[i] < s->addr + s->len)
+			return true;
+	return false;
+}
+
 static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
 	struct dacce_scan scan, *outer;
+	struct breakpoints breakpoints;
 	uint32_t known;
 	uint8_t *copy;
+	bool armed;
 	int err, close_err;
 
 	if (dacce_hashmap_get(&rt.decoded, fn->start, &known) == 0)
@@ -1224,10 +1302,16 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	 * calls not patched yet.  The scan reads a copy with the entry's byte.
 	 */
 	copy = copy_before_entry(fn);
-	if (!copy) {
+	armed = copy != NULL;
+	if (!armed) {
 		err = dacce_entries_disarm(&rt.entries, fn);
 		if (err < 0)
 			return err;
+	}
+	err = see_past_breakpoints(fn, &copy, &breakpoints);
+	if (err) {
+		free(copy);
+		return err;
 	}
 	err = dacce_scan_function(copy ? copy : (const uint8_t *)fn->start, fn->start, fn->start,
 				  fn->end, rt.exe_funcs.plt, rt.exe_funcs.n_plt, &scan);
@@ -1238,7 +1322,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 		return dacce_entries_disarm(&rt.entries, fn) < 0 ? -EIO : 0;
 	}
 	/* Code that patches a site reads its bytes, or the previous instruction's, in memory. */
-	if (copy && scan.n > 0 && scan.sites[0].addr < fn->start + ENTRY_NEIGHBOURHOOD) {
+	if (armed && scan.n > 0 && scan.sites[0].addr < fn->start + ENTRY_NEIGHBOURHOOD) {
 		err = dacce_entries_disarm(&rt.entries, fn);
 		if (err < 0)
 			goto cleanup;
@@ -1251,12 +1335,13 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	outer = rt.decoding; /* consider_site may decode a fragment first */
 	rt.decoding = &scan;
 	for (size_t i = 0; i < scan.n && !err; i++)
-		err = consider_site(&scan.sites[i], fn, node);
+		if (!under_breakpoint(&scan.sites[i], &breakpoints))
+			err = consider_site(&scan.sites[i], fn, node);
 	rt.decoding = outer;
 	close_err = dacce_patch_queue_close();
 	if (!err)
 		err = close_err;
-	if (!err && copy)
+	if (!err && armed)
 		err = dacce_entries_disarm(&rt.entries, fn) < 0 ? -EIO : 0;
 cleanup:
 	dacce_scan_fini(&scan);
@@ -1438,9 +1523,9 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 		err = dacce_hashmap_put(&rt.return_edge, *after, edge);
 	if (!err && *after)
 		err = dacce_debug_returns_add(*after, site->scan.addr + site->scan.len);
-	if (!err && *after)
+	if (!err)
 		err = dacce_debug_returns_add_range(start, start + b.len,
-						    site->scan.addr + site->scan.len);
+						    *after ? site->scan.addr + site->scan.len : 0);
 	if (err)
 		return err;
 	name_code(tail ? "tail" : "call", &b, site->scan.addr);
@@ -1877,6 +1962,19 @@ static int handle_entry_trap(ucontext_t *uc, uintptr_t at, bool nested)
 	return 1;
 }
 
+/* A trap byte a debugger put back over an entry already disarmed (entries.h). */
+static int handle_stray_entry(ucontext_t *uc, uintptr_t at)
+{
+	int saved_errno = errno, restored = dacce_entries_restore_stray(&rt.entries, at);
+
+	if (restored < 0)
+		rt_fatal("putting back the first byte of a function", restored);
+	errno = saved_errno;
+	if (restored)
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+	return restored;
+}
+
 static int on_trap(void *uc_void, uintptr_t at)
 {
 	bool nested = dacce_thread_self()->in_runtime > 0;
@@ -1885,6 +1983,9 @@ static int on_trap(void *uc_void, uintptr_t at)
 	dacce_runtime_enter();
 	handled = handle_entry_trap(uc_void, at, nested);
 	if (!handled)
+		handled = handle_stray_entry(uc_void, at);
+	/* A site's trap only while its byte is there (patch.h). */
+	if (!handled && *(const volatile uint8_t *)at == DACCE_TRAP_BYTE)
 		handled = handle_trap(uc_void, at);
 	dacce_runtime_leave();
 	return handled;
@@ -1931,12 +2032,6 @@ void rt_plan_free(struct rt_code_plan *plan)
 	free(plan);
 }
 
-static bool same_op(const struct dacce_rt_op *a, const struct dacce_rt_op *b)
-{
-	return a->kind == b->kind && a->en == b->en && a->edge == b->edge &&
-	       a->compress == b->compress && a->hits == b->hits;
-}
-
 /*
  * New code for one edge of a site, within reach of the old code's return
  * point, unless the edge's operation is the same in the new epoch (then the
@@ -1953,7 +2048,7 @@ static int plan_edge(struct rt_code_plan *plan, uint32_t index, int32_t slot, ui
 	int err = op_for_edge(edge, &op);
 
 	*entry = old_entry;
-	if (err || same_op(&op, old_op))
+	if (err || dacce_rt_op_same_code(&op, old_op))
 		return err;
 	if (old_entry && dacce_prebuilt_take(old_entry, edge, target, &op, &ready)) {
 		item.entry = ready.entry;
@@ -2037,7 +2132,7 @@ static int prebuild_edge(const struct dacce_dict *next, uint32_t index, uint32_t
 	struct dacce_rt_op op;
 	int err = op_for_edge_in(next, edge, &op);
 
-	if (err || !old_entry || same_op(&op, old_op) || dacce_prebuilt_has(old_entry))
+	if (err || !old_entry || dacce_rt_op_same_code(&op, old_op) || dacce_prebuilt_has(old_entry))
 		return err;
 	err = build_trampoline_with(index, edge, target, old_entry, &op, &code.entry, &code.after,
 				    &code.op);
@@ -3055,6 +3150,9 @@ static int load_program(void)
 		return -ENOTSUP;
 	}
 	dacce_padding_init(&rt.padding, &rt.exe_funcs);
+	/* Optional: without it, code under a debugger's breakpoints is read as it is. */
+	if (!err)
+		(void)dacce_pristine_open(rt.exe);
 	if (!err)
 		err = add_module(rt.exe, &rt.exe_module);
 	rt.exe_cfa = dacce_cfa_open(rt.exe); /* optional: without it, tail calls are guessed */
@@ -3077,6 +3175,9 @@ static int build_tail_stub(void)
 	if (!rt.tail_stub)
 		return -ENOSPC;
 	dacce_debug_returns_start(rt.tail_stub, rt.tpoff);
+	err = dacce_debug_returns_add_range(b.addr, b.addr + b.len, 0);
+	if (err)
+		return err;
 	dacce_perfmap_add(b.addr, b.len, "dacce:tail_call_return");
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
 	announce_code_of_no_site(rt.tail_stub, DACCE_CODE_TAIL_STUB);
@@ -3092,6 +3193,62 @@ static int reserve_edge_returns(void)
 		return -errno;
 	rt.edge_returns = p;
 	return 0;
+}
+
+/* Whether a debugger traces the process (TracerPid in /proc/self/status). */
+static bool traced(void)
+{
+	char line[128];
+	bool yes = false;
+	FILE *status = fopen("/proc/self/status", "re");
+
+	if (!status)
+		return false;
+	while (fgets(line, sizeof(line), status))
+		if (strncmp(line, "TracerPid:", 10) == 0) {
+			yes = strtol(line + 10, NULL, 10) != 0;
+			break;
+		}
+	fclose(status);
+	return yes;
+}
+
+/*
+ * Under a debugger every function is decoded at start, and no entry is
+ * watched (entries.h): a debugger's breakpoint on a watched entry saves its
+ * trap byte and writes it back each time the program stops, after the
+ * runtime put the function's own byte there; and gdb, stepping into such an
+ * entry, puts a breakpoint on it that the runtime's write removes, so the
+ * step runs away.  DACCE_DECODE_ALL=1 or 0 decides instead.
+ */
+static bool decode_all_wanted(void)
+{
+	const char *want = getenv("DACCE_DECODE_ALL");
+
+	if (want && *want)
+		return strcmp(want, "0") != 0;
+	return traced();
+}
+
+static int decode_all(void)
+{
+	sigset_t saved;
+	int err = 0;
+
+	rt_lock(&saved);
+	for (size_t i = 0; i < rt.exe_funcs.n && !err; i++) {
+		const struct dacce_func *fn = &rt.exe_funcs.funcs[i], *f;
+		uint32_t node;
+
+		if (fn->end <= fn->start || (fn->flags & DACCE_FUNC_FRAGMENT) ||
+		    dacce_funcs_in_plt(&rt.exe_funcs, fn->start))
+			continue;
+		err = node_at(fn->start, &node, &f);
+		if (!err && f == fn)
+			err = decode_function(fn, node);
+	}
+	rt_unlock(&saved);
+	return err;
 }
 
 static bool already_decoded(const struct dacce_func *fn, void *ctx)
@@ -3150,6 +3307,13 @@ int dacce_rt_start(uintptr_t main_fn)
 	if (err)
 		return err;
 	rt.adopted_key_made = pthread_key_create(&rt.adopted_key, adopted_thread_ends) == 0;
+	if (decode_all_wanted()) {
+		err = decode_all();
+		if (err)
+			return err;
+		dacce_rt_log(false, "under a debugger: %llu functions decoded at start",
+			     (unsigned long long)rt.n_decoded);
+	}
 	err = dacce_entries_arm(&rt.entries, &rt.exe_funcs, already_decoded, NULL);
 	if (err)
 		dacce_rt_log(true, "functions first entered from libraries are not instrumented: %s",

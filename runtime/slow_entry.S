@@ -85,7 +85,13 @@ dacce_rt_slow_entry:
 	mov	8(%rbx), %rbx
 	mov	%rbp, %rsp
 	pop	%rbp
-	/* Below %rsp now, in the red zone: signal frames leave it alone. */
+	/*
+	 * Below %rsp now, in the red zone: signal frames leave it alone.  The
+	 * label is for debuggers (user/dacce-gdb.py steps into the call from here).
+	 */
+	.globl	dacce_rt_slow_exit
+	.hidden	dacce_rt_slow_exit
+dacce_rt_slow_exit:
 	jmp	*-16(%rsp)
 	.cfi_endproc
 	.size	dacce_rt_slow_entry, .-dacce_rt_slow_entry

@@ -19,6 +19,8 @@
 #include <signal.h>
 
 #define DACCE_TRAP_BYTE 0xd6
+/* A debugger's software breakpoint (int3), which the runtime meets in code it reads. */
+#define DACCE_INT3 0xcc
 #define DACCE_TRAP_SIGNAL SIGILL
 
 #endif

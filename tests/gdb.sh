@@ -149,5 +149,73 @@ else
 	fail "next: cannot build the test program"
 fi
 
+# 5. `step`, `next`, `finish`, `up` and `down` with user/dacce-gdb.py, as natively: into
+# first calls (the runtime's slow path) and later ones (trampolines, dispatch code of an
+# indirect call, a hop through padding), through a tail call and the tail stub, into
+# and over libc, out of functions into the middle of a line, and out of main.
+# Built -O0 and -O2.  gdb starting the program, the runtime decodes every function at
+# start (no watched entries): `break leaf` on -O2's frameless entry works.  Entry values
+# of arguments (x=x@entry=) are not read through generated code: -O2's arguments are
+# left out of the comparison; "Thread N hit" and frame levels too.
+cat >"$work/steps.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+struct pair { double a; long b; };
+__attribute__((noinline)) struct pair make(double a, long b) { struct pair p = { a, b }; return p; }
+__attribute__((noinline)) double half(double x) { return x / 2; }
+__attribute__((noinline)) int leaf(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int tail(int x) { return leaf(x + 1); }
+__attribute__((noinline)) int viaptr(int (*f)(int), int x) { return f(x) + 1; }
+static int cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+__attribute__((noinline)) int work(int x)
+{
+	int v[4] = { x, 3, 1, 2 };
+	char buf[32] = "";
+	snprintf(buf, sizeof(buf), "%d", x);
+	qsort(v, 4, sizeof(int), cmp);
+	int a = viaptr(tail, v[0]) + (int)strlen(buf);
+	struct pair p = make(half(a), a);
+	return (int)p.a + (int)p.b;
+}
+int main(void)
+{
+	int s = 0;
+	for (int i = 0; i < 3; i++)
+		s += work(i);
+	printf("%d\n", s);
+	return 0;
+}
+EOF
+stops() { # GDB_OUTPUT WITHOUT_ARGS: what the session printed, the runs' own differences out
+	sed -e 's/^Thread [0-9]* "[^"]*" hit //' -e 's/^#[0-9]*  */#  /' \
+		-e '/^Note: automatically using hardware breakpoints/d' -e '/^\[/d' \
+		-e '/^Using host libthread_db/d' -e 's/<main_with_context>/<main>/' "$1" |
+		if [ "$2" = 1 ]; then sed -e 's/^\([#A-Za-z_ ]*[A-Za-z_0-9]\) (.*) at /\1 () at /'; else cat; fi
+}
+session=(-ex 'set startup-with-shell off' -ex 'set print address off' -ex 'break leaf'
+	-ex 'break half' -ex run -ex bt -ex finish -ex finish -ex next -ex next -ex step -ex step
+	-ex step -ex continue -ex up -ex up -ex down -ex finish -ex step -ex step -ex step
+	-ex next -ex next -ex next -ex next -ex 'delete' -ex step -ex step -ex step -ex step
+	-ex step -ex step -ex step -ex step -ex next -ex step -ex next -ex step -ex next
+	-ex step -ex next -ex next -ex next -ex next -ex next -ex next -ex next)
+for opt in 0 2; do
+	if ! gcc -O$opt -fno-inline -g -o "$work/steps$opt" "$work/steps.c"; then
+		fail "stepping -O$opt: cannot build the test program"
+		continue
+	fi
+	gdb_quiet "${session[@]}" "$work/steps$opt" >"$work/steps.native" 2>&1
+	gdb_quiet -x "$(dirname "$0")/../user/dacce-gdb.py" -ex "set environment LD_PRELOAD=$lib" \
+		"${session[@]}" "$work/steps$opt" >"$work/steps.dacce" 2>&1
+	stops "$work/steps.native" $((opt > 0)) >"$work/stops.native"
+	stops "$work/steps.dacce" $((opt > 0)) >"$work/stops.dacce"
+	if grep -q 'Value returned is' "$work/stops.native" && grep -q '^viaptr' "$work/stops.native" &&
+		cmp -s "$work/stops.native" "$work/stops.dacce"; then
+		pass "step, next, finish, up, down at -O$opt: the native stops ($(wc -l <"$work/stops.native") lines)"
+	else
+		fail "stepping -O$opt differs from the native run: $(diff "$work/stops.native" "$work/stops.dacce" | head -n 6 | tr '\n' ' ')"
+	fi
+done
+
 echo "gdb: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
