@@ -173,18 +173,19 @@ static int show_slot(struct walk *w, uintptr_t slot)
 	return 1;
 }
 
-/* The program frame's own return-address slot, from its CFA rule; 0 when unknown. */
+/* An instrumented frame's own return-address slot, from its CFA rule; 0 when unknown. */
 static uintptr_t program_frame_slot(struct _Unwind_Context *ctx, uintptr_t pc)
 {
 	int reg;
 	int64_t offset;
 	/* The frame's %rsp is the CFA of the one below (libgcc keeps no location for it). */
 	uintptr_t sp = unwinder.walk.get_cfa(ctx), cfa;
+	const struct rt_module *m = rt_module_at(pc);
 
-	if (pc < rt.exe->start || pc >= rt.exe->end || !rt.exe_cfa)
+	if (!m || !m->cfa)
 		return 0;
 	/* pc is a return address: the call before it is where the frame is. */
-	if (dacce_cfa_rule_at(rt.exe_cfa, pc - 1, &reg, &offset) != 0 || (reg != 6 && reg != 7))
+	if (dacce_cfa_rule_at(m->cfa, pc - 1, &reg, &offset) != 0 || (reg != 6 && reg != 7))
 		return 0;
 	cfa = (reg == 7 ? sp : (uintptr_t)unwinder.get_gr(ctx, reg)) + (uintptr_t)offset;
 	/* A slot below the frame's stack pointer would be a misread rule: leave it to the slow way. */

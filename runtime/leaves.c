@@ -155,17 +155,16 @@ static int collect_slots(Elf *elf, Elf_Scn *rela, const GElf_Shdr *sh, uintptr_t
 	return 0;
 }
 
-static int collect_program_slots(const struct dacce_module_info *exe, const struct lookup *l,
-				 struct dacce_leaves *out)
+static int collect_module_slots(const struct dacce_module_info *m, const struct lookup *l,
+				struct dacce_leaves *out, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
-	size_t cap = 0;
 	int fd, err = 0;
 	Elf *elf;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	fd = open(exe->is_main ? "/proc/self/exe" : exe->path, O_RDONLY | O_CLOEXEC);
+	fd = open(m->is_main ? "/proc/self/exe" : m->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -177,7 +176,7 @@ static int collect_program_slots(const struct dacce_module_info *exe, const stru
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
-			err = collect_slots(elf, scn, &sh, exe->bias, l, out, &cap);
+			err = collect_slots(elf, scn, &sh, m->bias, l, out, cap);
 	}
 	elf_end(elf);
 	close(fd);
@@ -227,10 +226,12 @@ static void close_groups(struct lookup *l)
 		dlclose(l->groups[GROUP_LIBM].library);
 }
 
-int dacce_leaves_load(const struct dacce_module_info *exe, struct dacce_leaves *leaves)
+int dacce_leaves_load(const struct dacce_module_info *const *mods, size_t n_mods,
+		      struct dacce_leaves *leaves)
 {
 	struct lookup l;
-	int err;
+	size_t cap = 0;
+	int err = 0;
 
 	memset(leaves, 0, sizeof(*leaves));
 	open_groups(&l);
@@ -238,7 +239,8 @@ int dacce_leaves_load(const struct dacce_module_info *exe, struct dacce_leaves *
 		close_groups(&l);
 		return -ENOENT;
 	}
-	err = collect_program_slots(exe, &l, leaves);
+	for (size_t i = 0; i < n_mods && !err; i++)
+		err = collect_module_slots(mods[i], &l, leaves, &cap);
 	if (!err)
 		err = collect_targets(&l, leaves);
 	close_groups(&l);

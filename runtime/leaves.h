@@ -28,19 +28,20 @@
 #include "modules.h"
 
 struct dacce_leaves {
-	uint64_t *slots;   /* the program's GOT slots naming leaves, sorted */
+	uint64_t *slots;   /* instrumented modules' GOT slots naming leaves, sorted */
 	size_t n_slots;
 	uint64_t *targets; /* libc addresses of the leaves, sorted */
 	size_t n_targets;
 };
 
 /*
- * Reads exe's relocations and asks the dynamic linker where each leaf is
- * defined.  Call before main, while one thread runs (dlsym may run IFUNC
+ * Reads the relocations of the instrumented modules mods[0..n_mods) and asks
+ * the dynamic linker where each leaf is defined.  Call before main, while one thread runs (dlsym may run IFUNC
  * resolvers).  Returns 0 or a negative errno; on error the set is empty
  * and every call out stays pushed.
  */
-int dacce_leaves_load(const struct dacce_module_info *exe, struct dacce_leaves *leaves);
+int dacce_leaves_load(const struct dacce_module_info *const *mods, size_t n_mods,
+		      struct dacce_leaves *leaves);
 void dacce_leaves_fini(struct dacce_leaves *leaves);
 
 /* Whether a call through slot (0: none) to target calls a leaf. */

@@ -43,6 +43,7 @@
 #include "funcs.h"
 #include "graph.h"
 #include "hashmap.h"
+#include "libraries.h"
 #include "modules.h"
 #include "ops.h"
 #include "dacce_events.h"
@@ -175,6 +176,24 @@ _Noreturn void rt_fatal(const char *what, int err)
 
 /* ------------------------------------------------------------------ nodes */
 
+struct rt_module *rt_module_at(uintptr_t addr)
+{
+	for (size_t i = 0; i < rt.n_mods; i++)
+		if (addr >= rt.mods[i].info->start && addr < rt.mods[i].info->end)
+			return &rt.mods[i];
+	return NULL;
+}
+
+/* The module of code the runtime decoded (every site and function is in one). */
+static struct rt_module *module_of(uintptr_t addr)
+{
+	struct rt_module *m = rt_module_at(addr);
+
+	if (!m)
+		rt_fatal("code outside every instrumented module", EFAULT);
+	return m;
+}
+
 /* Tracers replay graph insertions in order (probes.h): each new module, node and edge is announced. */
 static int add_module(const struct dacce_module_info *m, uint32_t *module)
 {
@@ -223,22 +242,23 @@ static void announce_scan(const struct dacce_modules *mods)
 
 /*
  * The node a transfer to target enters, and the function to instrument when
- * target starts one of the program's functions (NULL: a boundary node).
+ * target starts a function of an instrumented module (NULL: a boundary node).
  */
 static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **fn)
 {
+	const struct rt_module *mod;
 	const struct dacce_module_info *m;
 	const struct dacce_func *f;
 	uint32_t module;
 	int err;
 
 	*fn = NULL;
-	if (target >= rt.exe->start && target < rt.exe->end) {
-		f = dacce_funcs_find(&rt.exe_funcs, target);
-		if (f && f->start == target && !dacce_funcs_in_plt(&rt.exe_funcs, target))
+	if ((mod = rt_module_at(target))) {
+		f = dacce_funcs_find(&mod->funcs, target);
+		if (f && f->start == target && !dacce_funcs_in_plt(&mod->funcs, target))
 			*fn = f;
-		return add_node(rt.exe_module, target - rt.exe->bias, *fn ? f->end - f->start : 0,
-				node);
+		return add_node(mod->graph_module, target - mod->info->bias,
+				*fn ? f->end - f->start : 0, node);
 	}
 	m = dacce_modules_find(&rt.modules, target);
 	if (!m && dacce_modules_changed(&rt.modules)) {
@@ -278,20 +298,27 @@ static int note_entry(uintptr_t entry, uint32_t index)
 /* Names generated code for perf (perfmap.h): what it is, and the site it serves. */
 static void name_code(const char *kind, const struct x86_buf *b, uintptr_t site)
 {
+	const struct rt_module *m;
 	const struct dacce_func *fn;
 	const char *exe;
 	char name[192];
 
 	if (!dacce_perfmap_on())
 		return;
-	fn = dacce_funcs_find(&rt.exe_funcs, site);
-	exe = strrchr(rt.exe->path, '/') ? strrchr(rt.exe->path, '/') + 1 : rt.exe->path;
+	m = rt_module_at(site);
+	if (!m) {
+		snprintf(name, sizeof(name), "dacce:%s@[anon]+0x%lx", kind, (unsigned long)site);
+		dacce_perfmap_add(b->addr, b->len, name);
+		return;
+	}
+	fn = dacce_funcs_find(&m->funcs, site);
+	exe = strrchr(m->info->path, '/') ? strrchr(m->info->path, '/') + 1 : m->info->path;
 	if (fn && fn->name)
 		snprintf(name, sizeof(name), "dacce:%s@%s+%#lx", kind, fn->name,
 			 (unsigned long)(site - fn->start));
 	else
 		snprintf(name, sizeof(name), "dacce:%s@%s+%#lx", kind, exe,
-			 (unsigned long)(site - rt.exe->bias));
+			 (unsigned long)(site - m->info->bias));
 	dacce_perfmap_add(b->addr, b->len, name);
 }
 
@@ -313,17 +340,22 @@ static int reserve_sites(uint32_t count)
 }
 
 /*
- * Whether a jump to target stays in the same logical function: a target in
+ * Whether a jump from `from` to target stays in the same logical function: a target in
  * the middle of a function, or the start of a fragment the compiler split
  * off a function (foo.cold), is not a tail call: the frame is still live and
  * its stack holds no return address at %rsp.
  */
-static bool jump_stays_in_function(uintptr_t target, const struct dacce_func **fragment)
+static bool jump_stays_in_function(uintptr_t from, uintptr_t target,
+				   const struct dacce_func **fragment)
 {
-	const struct dacce_func *f = dacce_funcs_find(&rt.exe_funcs, target);
+	const struct rt_module *m = rt_module_at(from);
+	const struct dacce_func *f;
 	const char *cold;
 
 	*fragment = NULL;
+	if (!m || m != rt_module_at(target))
+		return false;
+	f = dacce_funcs_find(&m->funcs, target);
 	if (!f)
 		return false;
 	if (f->start != target)
@@ -686,15 +718,16 @@ static bool can_borrow(const struct dacce_scan_site *s)
  * is at next: rel32 = landing - next must have byte `byte` equal to
  * DACCE_TRAP_BYTE.
  * Such windows repeat every 256^(byte + 1) bytes; tries go outward from the
- * program's code, alternately above and below it.
+ * code of the site's module mod, alternately above and below it.
  */
-static bool landing_window(uintptr_t next, unsigned byte, int k, uintptr_t *lo, uintptr_t *hi)
+static bool landing_window(const struct dacce_module_info *mod, uintptr_t next, unsigned byte,
+			   int k, uintptr_t *lo, uintptr_t *hi)
 {
 	unsigned shift = 8 * byte;
 	int64_t width = (int64_t)1 << shift, step = width << 8;
 	int64_t base = (int64_t)DACCE_TRAP_BYTE << shift, rel, j;
-	int64_t above = (int64_t)rt.exe->end - (int64_t)next - base;
-	int64_t below = (int64_t)rt.exe->start - width - (int64_t)next - base;
+	int64_t above = (int64_t)mod->end - (int64_t)next - base;
+	int64_t below = (int64_t)mod->start - width - (int64_t)next - base;
 
 	if (byte == 3) {
 		/* The top byte: one window, 656 to 672 MiB below. */
@@ -738,6 +771,7 @@ static int make_landing(struct rt_site *site, uint32_t index)
 {
 	unsigned prefixes = jump_prefixes(&site->scan);
 	uintptr_t from = site->scan.prev + prefixes, lo, hi;
+	const struct dacce_module_info *mod = module_of(site->scan.addr)->info;
 	uint8_t *write;
 	int err = -ENOSPC;
 
@@ -747,9 +781,9 @@ static int make_landing(struct rt_site *site, uint32_t index)
 					    &site->landing, &write);
 	}
 	for (int k = 0; k < LANDING_TRIES && err && site->scan.prev_len < 5; k++) {
-		if (!landing_window(from + 5, site->scan.prev_len - 1 - prefixes, k, &lo, &hi))
+		if (!landing_window(mod, from + 5, site->scan.prev_len - 1 - prefixes, k, &lo, &hi))
 			continue;
-		if (hi > rt.exe->start && lo < rt.exe->end)
+		if (hi > mod->start && lo < mod->end)
 			continue;
 		err = dacce_codecache_alloc_window(&rt.cache, lo, hi, LANDING_LEN, &site->landing,
 						   &write);
@@ -872,15 +906,16 @@ static bool can_borrow_two(const struct dacce_scan_site *s)
  */
 static int landing_for_two(struct rt_site *site, uintptr_t next, int lo_byte, int hi_byte)
 {
+	const struct dacce_module_info *mod = module_of(site->scan.addr)->info;
 	uint8_t *write;
 	int err = -ENOSPC;
 
 	for (int k = 0; k < LANDING_TRIES && err; k++) {
 		uintptr_t lo, hi, at;
 
-		if (!landing_window(next, (unsigned)hi_byte, k, &lo, &hi))
+		if (!landing_window(mod, next, (unsigned)hi_byte, k, &lo, &hi))
 			continue;
-		if (hi > rt.exe->start && lo < rt.exe->end)
+		if (hi > mod->start && lo < mod->end)
 			continue;
 		if (lo_byte == hi_byte) {
 			err = dacce_codecache_alloc_window(&rt.cache, lo, hi, LANDING_LEN,
@@ -989,7 +1024,8 @@ static int hop(uint32_t index)
 
 	pad = take_inner_padding(next - 128, next + 127, HOP_LEN);
 	if (!pad)
-		pad = dacce_padding_take(&rt.padding, next - 128, next + 127, HOP_LEN);
+		pad = dacce_padding_take(&module_of(site->scan.addr)->padding, next - 128,
+					 next + 127, HOP_LEN);
 	if (!pad)
 		return -ENOSPC;
 	site->borrowed = site->hopped = true;
@@ -1037,7 +1073,9 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	uint32_t index;
 	int err;
 
-	err = dacce_graph_add_site(rt.graph, caller, rt.exe_module, s->addr - rt.exe->bias,
+	const struct rt_module *m = module_of(s->addr);
+
+	err = dacce_graph_add_site(rt.graph, caller, m->graph_module, s->addr - m->info->bias,
 				   (enum dacce_site_kind)s->kind, &index);
 	if (!err)
 		err = reserve_sites(index + 1);
@@ -1152,8 +1190,9 @@ static int decode_function(const struct dacce_func *fn, uint32_t node);
 /* Code of node's function that does not start it (foo.cold): tracers map its addresses to node. */
 static void announce_fragment(const struct dacce_func *fn, uint32_t node)
 {
-	uint64_t offset = fn->start - rt.exe->bias, size = fn->end - fn->start;
-	uint32_t module = rt.exe_module;
+	const struct rt_module *m = module_of(fn->start);
+	uint64_t offset = fn->start - m->info->bias, size = fn->end - fn->start;
+	uint32_t module = m->graph_module;
 
 	if (node >= rt.graph->n_nodes || rt.graph->nodes[node].offset == offset)
 		return;
@@ -1169,6 +1208,7 @@ static void announce_fragment(const struct dacce_func *fn, uint32_t node)
 static int consider_site(const struct dacce_scan_site *s, const struct dacce_func *fn,
 			 uint32_t node)
 {
+	const struct rt_module *m = module_of(s->addr);
 	const struct dacce_func *fragment;
 
 	if (!dacce_site_kind_is_tail((enum dacce_site_kind)s->kind))
@@ -1178,13 +1218,14 @@ static int consider_site(const struct dacce_scan_site *s, const struct dacce_fun
 	 * tail call, whatever it reaches: left alone, and a function start it
 	 * reaches is a fragment of this one.
 	 */
-	if (dacce_cfa_is_frameless_at(rt.exe_cfa, s->addr) == 0) {
-		const struct dacce_func *f = s->target ? dacce_funcs_find(&rt.exe_funcs, s->target)
-						       : NULL;
+	if (dacce_cfa_is_frameless_at(m->cfa, s->addr) == 0) {
+		const struct dacce_func *f = s->target && rt_module_at(s->target) == m
+						     ? dacce_funcs_find(&m->funcs, s->target)
+						     : NULL;
 
 		return f && f->start == s->target && f != fn ? decode_function(f, node) : 0;
 	}
-	if (s->target && jump_stays_in_function(s->target, &fragment))
+	if (s->target && jump_stays_in_function(s->addr, s->target, &fragment))
 		return fragment ? decode_function(fragment, node) : 0;
 	return add_site(s, fn, node);
 }
@@ -1210,7 +1251,8 @@ static uint8_t *copy_before_entry(const struct dacce_func *fn)
 {
 	uint8_t first, *copy;
 
-	if (dacce_entries_original(&rt.entries, fn, &first) != 1 || fn->end <= fn->start)
+	if (dacce_entries_original(&module_of(fn->start)->entries, fn, &first) != 1 ||
+	    fn->end <= fn->start)
 		return NULL;
 	copy = malloc(fn->end - fn->start);
 	if (!copy)
@@ -1281,6 +1323,7 @@ static bool under_breakpoint(const struct dacce_scan_site *s, const struct break
 
 static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
+	struct rt_module *m = module_of(fn->start);
 	struct dacce_scan scan, *outer;
 	struct breakpoints breakpoints;
 	uint32_t known;
@@ -1304,7 +1347,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	copy = copy_before_entry(fn);
 	armed = copy != NULL;
 	if (!armed) {
-		err = dacce_entries_disarm(&rt.entries, fn);
+		err = dacce_entries_disarm(&m->entries, fn);
 		if (err < 0)
 			return err;
 	}
@@ -1314,16 +1357,16 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 		return err;
 	}
 	err = dacce_scan_function(copy ? copy : (const uint8_t *)fn->start, fn->start, fn->start,
-				  fn->end, rt.exe_funcs.plt, rt.exe_funcs.n_plt, &scan);
+				  fn->end, m->funcs.plt, m->funcs.n_plt, &scan);
 	if (err) {
 		dacce_rt_log(false, "function at %#lx left uninstrumented: scan failed (%s)",
 			     (unsigned long)fn->start, strerror(-err));
 		free(copy);
-		return dacce_entries_disarm(&rt.entries, fn) < 0 ? -EIO : 0;
+		return dacce_entries_disarm(&m->entries, fn) < 0 ? -EIO : 0;
 	}
 	/* Code that patches a site reads its bytes, or the previous instruction's, in memory. */
 	if (armed && scan.n > 0 && scan.sites[0].addr < fn->start + ENTRY_NEIGHBOURHOOD) {
-		err = dacce_entries_disarm(&rt.entries, fn);
+		err = dacce_entries_disarm(&m->entries, fn);
 		if (err < 0)
 			goto cleanup;
 		err = 0;
@@ -1342,7 +1385,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	if (!err)
 		err = close_err;
 	if (!err && armed)
-		err = dacce_entries_disarm(&rt.entries, fn) < 0 ? -EIO : 0;
+		err = dacce_entries_disarm(&m->entries, fn) < 0 ? -EIO : 0;
 cleanup:
 	dacce_scan_fini(&scan);
 	free(copy);
@@ -1351,9 +1394,10 @@ cleanup:
 
 int rt_decode_fragment(uintptr_t pc, uint32_t node)
 {
-	const struct dacce_func *f = dacce_funcs_find(&rt.exe_funcs, pc), *fragment;
+	const struct rt_module *m = rt_module_at(pc);
+	const struct dacce_func *f = m ? dacce_funcs_find(&m->funcs, pc) : NULL, *fragment;
 
-	if (!f || !jump_stays_in_function(f->start, &fragment) || !fragment)
+	if (!f || !jump_stays_in_function(f->start, f->start, &fragment) || !fragment)
 		return 0;
 	return decode_function(fragment, node);
 }
@@ -1365,19 +1409,43 @@ static bool is_leaf_call(uint32_t site, uintptr_t target)
 {
 	uintptr_t slot = plt_entry_slot(target);
 
-	if (!slot && site < rt.cap_sites && dacce_funcs_in_got(&rt.exe_funcs, rt.sites[site].scan.slot))
+	if (!slot && site < rt.cap_sites &&
+	    dacce_funcs_in_got(&module_of(rt.sites[site].scan.addr)->funcs, rt.sites[site].scan.slot))
 		slot = rt.sites[site].scan.slot;
 	return dacce_leaves_is_leaf_call(&rt.leaves, slot, target);
+}
+
+/*
+ * The instrumented function a PLT entry leads to, or 0 (a call out).  The
+ * site keeps calling through the entry or its slot (lazy binding and IFUNC
+ * work as natively); only the edge is named after the function reached.
+ */
+static uintptr_t plt_callee(uintptr_t entry)
+{
+	uintptr_t slot = plt_entry_slot(entry), callee;
+	const struct rt_module *m, *to;
+	const struct dacce_func *f;
+
+	if (!slot)
+		return 0;
+	m = rt_module_at(entry);
+	memcpy(&callee, (const void *)slot, sizeof(callee));
+	if (dacce_funcs_in_plt(&m->funcs, callee)) /* not bound yet: plt.h */
+		callee = dacce_plt_names_callee(&m->plt_names, slot);
+	to = callee ? rt_module_at(callee) : NULL;
+	f = to ? dacce_funcs_find(&to->funcs, callee) : NULL;
+	return f && f->start == callee && !dacce_funcs_in_plt(&to->funcs, callee) ? callee : 0;
 }
 
 /* The edge from a site to target, decoding the callee when it is new. */
 static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 {
+	uintptr_t callee = plt_callee(target);
 	const struct dacce_func *fn;
 	uint32_t node, before;
 	int err;
 
-	err = node_at(target, &node, &fn);
+	err = node_at(callee ? callee : target, &node, &fn);
 	if (!err && fn)
 		err = decode_function(fn, node);
 	before = rt.graph->n_edges;
@@ -1439,10 +1507,11 @@ static void set_edge_return(uint32_t edge, uintptr_t after)
  */
 static uintptr_t plt_entry_slot(uintptr_t entry)
 {
+	const struct rt_module *m = rt_module_at(entry);
 	const uint8_t *p = (const uint8_t *)entry;
 	int32_t disp;
 
-	if (!dacce_funcs_in_plt(&rt.exe_funcs, entry))
+	if (!m || !dacce_funcs_in_plt(&m->funcs, entry))
 		return 0;
 	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
 		p += 4;
@@ -1807,7 +1876,7 @@ static int handle_trap(void *uc_void, uintptr_t at)
 		rt_fatal("emulating a trapped site", err);
 	/* Most of these are seldom taken: pointed at their trampoline on the first trap, taken or not. */
 	if (is_jcc_rel32(site) && !site->promoted && site->scan.target &&
-	    !jump_stays_in_function(site->scan.target, &fragment)) {
+	    !jump_stays_in_function(at, site->scan.target, &fragment)) {
 		err = trampoline_for_target(index, site->scan.target, &next);
 		site = &rt.sites[index]; /* decoding the target may have moved the array */
 		if (!err)
@@ -1818,7 +1887,7 @@ static int handle_trap(void *uc_void, uintptr_t at)
 	if (!br.taken)
 		next = at + br.len;
 	else if (!br.is_call && ((br.target >= site->fn_start && br.target < site->fn_end) ||
-				 jump_stays_in_function(br.target, &fragment)))
+				 jump_stays_in_function(at, br.target, &fragment)))
 		next = br.target; /* a jump within the function (a switch): no edge */
 	else if ((err = trampoline_for_target(index, br.target, &next)))
 		rt_fatal("instrumenting a trapped site", err);
@@ -1929,7 +1998,8 @@ static void adopted_thread_ends(void *unused)
  */
 static int handle_entry_trap(ucontext_t *uc, uintptr_t at, bool nested)
 {
-	const struct dacce_func *fn = dacce_entries_armed_at(&rt.entries, at), *f;
+	struct rt_module *m = rt_module_at(at);
+	const struct dacce_func *fn = m ? dacce_entries_armed_at(&m->entries, at) : NULL, *f;
 	struct dacce_thread *self = dacce_thread_self();
 	int err, saved_errno = errno;
 	bool adopt;
@@ -1939,7 +2009,7 @@ static int handle_entry_trap(ucontext_t *uc, uintptr_t at, bool nested)
 		return 0;
 	adopt = !dacce_tls_self()->cc_base;
 	if (nested || (adopt && self->runtime_own)) {
-		err = dacce_entries_disarm(&rt.entries, fn);
+		err = dacce_entries_disarm(&m->entries, fn);
 	} else {
 		/* Registered before the lock, as every thread (threads.h). */
 		if (adopt)
@@ -1952,7 +2022,7 @@ static int handle_entry_trap(ucontext_t *uc, uintptr_t at, bool nested)
 		if (!err && f == fn)
 			err = decode_function(fn, node);
 		else if (!err)
-			err = dacce_entries_disarm(&rt.entries, fn);
+			err = dacce_entries_disarm(&m->entries, fn);
 		pthread_setcancelstate(release_lock(), NULL);
 	}
 	if (err < 0)
@@ -1965,7 +2035,8 @@ static int handle_entry_trap(ucontext_t *uc, uintptr_t at, bool nested)
 /* A trap byte a debugger put back over an entry already disarmed (entries.h). */
 static int handle_stray_entry(ucontext_t *uc, uintptr_t at)
 {
-	int saved_errno = errno, restored = dacce_entries_restore_stray(&rt.entries, at);
+	struct rt_module *m = rt_module_at(at);
+	int saved_errno = errno, restored = m ? dacce_entries_restore_stray(&m->entries, at) : 0;
 
 	if (restored < 0)
 		rt_fatal("putting back the first byte of a function", restored);
@@ -2650,14 +2721,17 @@ uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp)
 	return ret;
 }
 
-/* Whether node is one of the program's functions we decoded (not a boundary). */
+/* Whether node is a function of an instrumented module we decoded (not a boundary). */
 static bool node_is_decoded(uint32_t node)
 {
 	const struct dacce_node *n = &rt.graph->nodes[node];
 	uint32_t known;
 
-	return n->module == rt.exe_module &&
-	       dacce_hashmap_get(&rt.decoded, rt.exe->bias + n->offset, &known) == 0;
+	for (size_t i = 0; i < rt.n_mods; i++)
+		if (n->module == rt.mods[i].graph_module)
+			return dacce_hashmap_get(&rt.decoded, rt.mods[i].info->bias + n->offset,
+						 &known) == 0;
+	return false;
 }
 
 bool rt_entry_is_current(uintptr_t pc)
@@ -2680,6 +2754,7 @@ bool rt_entry_is_current(uintptr_t pc)
 
 uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 {
+	const struct rt_module *m = rt_module_at(pc);
 	const struct dacce_func *f;
 	struct dacce_edge_view top;
 	uint32_t node, site;
@@ -2690,11 +2765,11 @@ uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 			return rt.graph->sites[site].caller;
 		return DACCE_NONE;
 	}
-	if (pc >= rt.exe->start && pc < rt.exe->end && !dacce_funcs_in_plt(&rt.exe_funcs, pc)) {
+	if (m && !dacce_funcs_in_plt(&m->funcs, pc)) {
 		/* A hop in the padding (padding.h) is on its way from a site of its function. */
 		if (dacce_hashmap_get(&rt.entry_site, pc, &site) == 0 && site < rt.graph->n_sites)
 			return rt.graph->sites[site].caller;
-		f = dacce_funcs_find(&rt.exe_funcs, pc);
+		f = dacce_funcs_find(&m->funcs, pc);
 		if (f && dacce_hashmap_get(&rt.decoded, f->start, &node) == 0)
 			return node;
 		return DACCE_NONE;
@@ -3005,6 +3080,15 @@ int dacce_rt_context_decode(const struct dacce_context *ctx, void **buffer, int 
 
 /* ------------------------------------------------------------------ start */
 
+static size_t entries_armed(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rt.n_mods; i++)
+		n += rt.mods[i].entries.n_armed;
+	return n;
+}
+
 /* The summary DACCE_LOG asks for, when the process ends. */
 __attribute__((destructor)) static void log_summary(void)
 {
@@ -3028,7 +3112,7 @@ __attribute__((destructor)) static void log_summary(void)
 		     leaf_edges, (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_dispatch_misses, (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
 		     (unsigned long long)rt.n_reorders,
-		     (unsigned long long)rt.n_entry_traps, rt.entries.n_armed,
+		     (unsigned long long)rt.n_entry_traps, entries_armed(),
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
 	rt_log_hot_traps();
@@ -3109,9 +3193,103 @@ static bool leaf_calls_wanted(void)
 	return !v || strcmp(v, "0") != 0;
 }
 
-static int load_program(void)
+/* Refuses the program itself: see traits.h. */
+static int refuse_unwinding(const struct rt_module *m)
 {
 	uintptr_t known[DACCE_UNWIND_PERSONALITIES], foreign;
+	int err = dacce_module_has_own_unwinder(m->info);
+
+	if (err > 0) {
+		snprintf(refusal, sizeof(refusal), "it carries its own exception unwinder "
+			 "(-static-libgcc), which the runtime cannot stand in front of");
+		return -ENOTSUP;
+	}
+	if (dacce_module_foreign_personality(m->info, known, dacce_unwind_personalities(known),
+					     m->funcs.plt, m->funcs.n_plt, &foreign) > 0) {
+		snprintf(refusal, sizeof(refusal), "its exceptions unwind through a personality "
+			 "routine of its own (at %#lx), whose landing pads the runtime cannot follow",
+			 (unsigned long)foreign);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+/* Reads what instrumenting module info takes; a library that cannot be is left out (0). */
+static int open_module(const struct dacce_module_info *info, struct rt_module *m)
+{
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->info = info;
+	err = dacce_funcs_load(info, &m->funcs);
+	if (!err && !info->is_main && refuse_unwinding(m)) {
+		dacce_rt_log(false, "library %s left alone: %s", info->path, refusal);
+		refusal[0] = '\0';
+		err = -ENOTSUP;
+	}
+	if (!err && info->is_main)
+		err = refuse_unwinding(m);
+	if (err) {
+		dacce_funcs_fini(&m->funcs);
+		return err;
+	}
+	dacce_padding_init(&m->padding, &m->funcs);
+	m->cfa = dacce_cfa_open(info); /* optional: without it, tail calls are guessed */
+	return add_module(info, &m->graph_module);
+}
+
+/* A lazily bound PLT slot's callee is worth knowing when it is instrumented code. */
+static bool callee_instrumented(uintptr_t callee, void *ctx)
+{
+	(void)ctx;
+	return rt_module_at(callee) != NULL;
+}
+
+/* The program, then the libraries loaded with it that libraries.h chooses. */
+static int open_modules(void)
+{
+	bool *wanted = calloc(rt.at_start.n ? rt.at_start.n : 1, sizeof(*wanted));
+	size_t n = 1;
+	int err;
+
+	rt.mods = calloc(rt.at_start.n + 1, sizeof(*rt.mods));
+	if (!wanted || !rt.mods) {
+		free(wanted);
+		return -ENOMEM;
+	}
+	err = dacce_libraries_choose(&rt.at_start, (uintptr_t)&open_modules, wanted);
+	if (err)
+		dacce_rt_log(true, "instrumenting the program alone: %s", strerror(-err));
+	err = open_module(rt.exe, &rt.mods[0]);
+	rt.n_mods = err ? 0 : 1;
+	for (size_t i = 0; i < rt.at_start.n && !err; i++) {
+		int lib_err;
+
+		if (!wanted[i])
+			continue;
+		lib_err = open_module(&rt.at_start.mods[i], &rt.mods[n]);
+		if (lib_err == 0)
+			rt.n_mods = ++n;
+		else if (lib_err != -ENOTSUP)
+			dacce_rt_log(true, "library %s left alone: %s", rt.at_start.mods[i].path,
+				     strerror(-lib_err));
+	}
+	free(wanted);
+	/* Calls between modules: who a lazily bound slot will call (plt.h). */
+	for (size_t i = 0; i < rt.n_mods && rt.n_mods > 1 && !err; i++) {
+		int plt_err = dacce_plt_names_load(rt.mods[i].info, &rt.mods[i].funcs,
+						   callee_instrumented, NULL, &rt.mods[i].plt_names);
+
+		if (plt_err)
+			dacce_rt_log(true, "calls through %s's lazily bound PLT slots stay calls out: %s",
+				     rt.mods[i].info->path, strerror(-plt_err));
+	}
+	return err;
+}
+
+static int load_program(void)
+{
+	const struct dacce_module_info **infos;
 	int err = dacce_modules_scan(&rt.at_start), leaf_err;
 
 	if (!err)
@@ -3138,25 +3316,21 @@ static int load_program(void)
 		DACCE_PROBE(start, tpoff, DACCE_TLS_LAYOUT_VERSION, rt.exe->path);
 	}
 	announce_scan(&rt.modules);
-	err = dacce_funcs_load(rt.exe, &rt.exe_funcs);
-	if (!err && leaf_calls_wanted() && (leaf_err = dacce_leaves_load(rt.exe, &rt.leaves)))
-		dacce_rt_log(false, "every call out stays pushed: %s", strerror(-leaf_err));
-	if (!err && dacce_module_foreign_personality(rt.exe, known, dacce_unwind_personalities(known),
-						     rt.exe_funcs.plt, rt.exe_funcs.n_plt,
-						     &foreign) > 0) {
-		snprintf(refusal, sizeof(refusal), "its exceptions unwind through a personality "
-			 "routine of its own (at %#lx), whose landing pads the runtime cannot follow",
-			 (unsigned long)foreign);
-		return -ENOTSUP;
-	}
-	dacce_padding_init(&rt.padding, &rt.exe_funcs);
+	err = open_modules();
+	if (err)
+		return err;
+	rt.exe_module = rt.mods[0].graph_module;
 	/* Optional: without it, code under a debugger's breakpoints is read as it is. */
-	if (!err)
-		(void)dacce_pristine_open(rt.exe);
-	if (!err)
-		err = add_module(rt.exe, &rt.exe_module);
-	rt.exe_cfa = dacce_cfa_open(rt.exe); /* optional: without it, tail calls are guessed */
-	return err;
+	(void)dacce_pristine_open(rt.exe);
+	infos = calloc(rt.n_mods, sizeof(*infos));
+	if (!infos)
+		return -ENOMEM;
+	for (size_t i = 0; i < rt.n_mods; i++)
+		infos[i] = rt.mods[i].info;
+	if (leaf_calls_wanted() && (leaf_err = dacce_leaves_load(infos, rt.n_mods, &rt.leaves)))
+		dacce_rt_log(false, "every call out stays pushed: %s", strerror(-leaf_err));
+	free(infos);
+	return 0;
 }
 
 static int build_tail_stub(void)
@@ -3236,16 +3410,20 @@ static int decode_all(void)
 	int err = 0;
 
 	rt_lock(&saved);
-	for (size_t i = 0; i < rt.exe_funcs.n && !err; i++) {
-		const struct dacce_func *fn = &rt.exe_funcs.funcs[i], *f;
-		uint32_t node;
+	for (size_t m = 0; m < rt.n_mods && !err; m++) {
+		const struct dacce_funcs *funcs = &rt.mods[m].funcs;
 
-		if (fn->end <= fn->start || (fn->flags & DACCE_FUNC_FRAGMENT) ||
-		    dacce_funcs_in_plt(&rt.exe_funcs, fn->start))
-			continue;
-		err = node_at(fn->start, &node, &f);
-		if (!err && f == fn)
-			err = decode_function(fn, node);
+		for (size_t i = 0; i < funcs->n && !err; i++) {
+			const struct dacce_func *fn = &funcs->funcs[i], *f;
+			uint32_t node;
+
+			if (fn->end <= fn->start || (fn->flags & DACCE_FUNC_FRAGMENT) ||
+			    dacce_funcs_in_plt(funcs, fn->start))
+				continue;
+			err = node_at(fn->start, &node, &f);
+			if (!err && f == fn)
+				err = decode_function(fn, node);
+		}
 	}
 	rt_unlock(&saved);
 	return err;
@@ -3314,10 +3492,13 @@ int dacce_rt_start(uintptr_t main_fn)
 		dacce_rt_log(false, "under a debugger: %llu functions decoded at start",
 			     (unsigned long long)rt.n_decoded);
 	}
-	err = dacce_entries_arm(&rt.entries, &rt.exe_funcs, already_decoded, NULL);
-	if (err)
-		dacce_rt_log(true, "functions first entered from libraries are not instrumented: %s",
-			     strerror(-err));
+	for (size_t i = 0; i < rt.n_mods; i++) {
+		err = dacce_entries_arm(&rt.mods[i].entries, &rt.mods[i].funcs, already_decoded,
+					NULL);
+		if (err)
+			dacce_rt_log(true, "functions of %s first entered from code left alone are not "
+				     "instrumented: %s", rt.mods[i].info->path, strerror(-err));
+	}
 	dacce_encode_opts_default(&opts);
 	err = dacce_encode(rt.graph, &opts, &rt.dict);
 	if (err)
@@ -3341,6 +3522,9 @@ int dacce_rt_start(uintptr_t main_fn)
 	/* Handlers constructors installed become nested roots too. */
 	dacce_signals_adopt_installed();
 	dacce_entry_notes_flush();
-	dacce_rt_log(false, "instrumenting %s (%zu functions)", rt.exe->path, rt.exe_funcs.n);
+	dacce_rt_log(false, "instrumenting %s (%zu functions)", rt.exe->path, rt.mods[0].funcs.n);
+	for (size_t i = 1; i < rt.n_mods; i++)
+		dacce_rt_log(false, "instrumenting library %s (%zu functions)", rt.mods[i].info->path,
+			     rt.mods[i].funcs.n);
 	return 0;
 }

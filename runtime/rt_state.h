@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfa.h"
 #include "codecache.h"
 #include "dict.h"
 #include "entries.h"
@@ -24,6 +25,7 @@
 #include "marks.h"
 #include "modules.h"
 #include "padding.h"
+#include "plt.h"
 #include "ops.h"
 #include "reload.h"
 #include "scan.h"
@@ -83,6 +85,21 @@ struct rt_site {
 	uint8_t reorders; /* times its dispatch code put hot targets first (rt_reorder_dispatch) */
 };
 
+/*
+ * Code the runtime instruments: the program (rt.mods[0]) and the libraries
+ * loaded with it that libraries.h chooses.  The array never moves once
+ * made (entries and padding point into it).
+ */
+struct rt_module {
+	const struct dacce_module_info *info;
+	struct dacce_funcs funcs;
+	struct dacce_cfa *cfa;		  /* NULL: no unwind information */
+	struct dacce_entry_watch entries; /* its functions not decoded yet trap on entry */
+	struct dacce_padding padding;	  /* room for hops to short sites' code (padding.h) */
+	struct dacce_plt_names plt_names; /* who its lazily bound PLT slots will call (plt.h) */
+	uint32_t graph_module;
+};
+
 struct rt_state {
 	pthread_mutex_t lock;
 	struct dacce_scan *decoding; /* the function whose sites are being added (its padding) */
@@ -96,11 +113,9 @@ struct rt_state {
 	struct dacce_modules at_start;	/* holds *exe: never rescanned */
 	struct dacce_modules modules;	/* rescanned after dlopen/dlclose */
 	const struct dacce_module_info *exe;
-	struct dacce_funcs exe_funcs;
+	struct rt_module *mods; /* mods[0] is the program */
+	size_t n_mods;
 	struct dacce_leaves leaves;	/* calls out that are leaf calls (leaves.h) */
-	struct dacce_cfa *exe_cfa;	/* NULL: no unwind information */
-	struct dacce_entry_watch entries; /* functions not decoded yet trap on entry */
-	struct dacce_padding padding;	  /* room for hops to short sites' code (padding.h) */
 	pthread_key_t adopted_key;	  /* set in threads adopted at an entry trap */
 	bool adopted_key_made;
 	uint32_t exe_module;
@@ -138,6 +153,9 @@ extern struct rt_state rt __attribute__((visibility("hidden")));
 
 /* Edges the hit counters and edge_returns cover (reserved once, touched on demand). */
 #define RT_MAX_COUNTED_EDGES (1u << 22)
+
+/* The instrumented module whose address range holds addr, or NULL. */
+struct rt_module *rt_module_at(uintptr_t addr);
 
 /* Locks with every signal blocked: a handler on this thread must not wait for us. */
 void rt_lock(sigset_t *saved);

@@ -60,7 +60,9 @@ void rt_log_hot_traps(void)
 	}
 	for (size_t k = 0; k < n_hot; k++) {
 		const struct rt_site *site = &rt.sites[hot[k]];
-		const struct dacce_func *f = dacce_funcs_find(&rt.exe_funcs, site->scan.addr);
+		const struct rt_module *m = rt_module_at(site->scan.addr);
+		const struct dacce_func *f = m ? dacce_funcs_find(&m->funcs, site->scan.addr) : NULL;
+		uintptr_t bias = m ? m->info->bias : 0;
 		char where[160];
 
 		if (f && f->name)
@@ -68,7 +70,7 @@ void rt_log_hot_traps(void)
 				 (unsigned long)(site->scan.addr - f->start));
 		else
 			snprintf(where, sizeof(where), "%#lx",
-				 (unsigned long)(site->scan.addr - rt.exe->bias));
+				 (unsigned long)(site->scan.addr - bias));
 		dacce_rt_log(false, "pid %d: %llu trap%s (%.1f %%) at %s: %s", (int)getpid(),
 			     (unsigned long long)site->traps, site->traps == 1 ? "" : "s",
 			     100.0 * (double)site->traps / (double)rt.n_traps, where, trap_reason(site));

@@ -5,7 +5,8 @@
 # Each program also runs with a re-encoding every millisecond (DACCE_EPOCH_STRESS), so that
 # epochs are installed while its frames are live: its contexts must not change.
 # A program foo.c may come with foo.lib.c, built with the same flags as $out/libfoo-VARIANT.so,
-# which the program finds next to itself and dlopens.
+# which the program finds next to itself and dlopens; or, with a line "// link: lib" at its top,
+# is linked against (loaded at start, found next to it through its rpath).
 # Usage: run-programs.sh BUILD_DIR LIBDACCE [PROGRAM...] (default: every program; or name
 # some in DACCE_PROGRAMS, separated by spaces; tests/programs/pending/ only runs when named,
 # as pending/NAME)
@@ -38,17 +39,22 @@ if [ ${#programs[@]} -eq 0 ]; then
 fi
 
 # Builds $prog's variant $name as $bin, after its library if it has one.  A program may name
-# flags of its own (compiler options, libraries) on a line "// flags: ..." at its top.
+# flags of its own (compiler options, libraries) on a line "// flags: ..." at its top, and ask
+# for its library to be linked in (a DT_NEEDED one) rather than dlopened with "// link: lib".
 build_variant() {
-	local own
+	local own link=()
 	own=$(sed -n '1,5s|^// flags: ||p' "$file")
 	# shellcheck disable=SC2086
 	if [ -f "$src/$prog.lib.c" ]; then
 		${CC:-gcc} -g -D_GNU_SOURCE $flags -fPIC -shared -I"$src" "$src/$prog.lib.c" \
 			-o "$(dirname "$bin")/lib$(basename "$prog")-$name.so" || return
+		if sed -n '1,5p' "$file" | grep -qx '// link: lib'; then
+			# shellcheck disable=SC2016,SC2054 # $ORIGIN is for the dynamic linker; the commas belong to -Wl
+			link=(-L"$(dirname "$bin")" -l"$(basename "$prog")-$name" -Wl,-rpath,'$ORIGIN')
+		fi
 	fi
 	# shellcheck disable=SC2086
-	$cc -g -D_GNU_SOURCE $flags -I"$src" "$file" $own -o "$bin" -ldl -lpthread
+	$cc -g -D_GNU_SOURCE $flags -I"$src" "$file" $own "${link[@]}" -o "$bin" -ldl -lpthread
 }
 
 passed=0

@@ -9,6 +9,12 @@
  * A native stack that passes through a library (a callback) cannot be
  * reconstructed from the program's own code: such lines read "outside"
  * natively and must read "partial" under the runtime (never a wrong context).
+ *
+ * A program whose library, linked at start, is instrumented as well defines
+ * PROBE_LIBRARY (a file name prefix, such as "libfoo-") before including
+ * this file, in the program and in the library alike: frames in a module
+ * whose file name starts with it then count as the program's, printed as
+ * "L" and the offset from that module's load address.
  */
 #ifndef DACCE_PROBE_H
 #define DACCE_PROBE_H
@@ -26,11 +32,50 @@
 
 #include "../../include/dacce.h"
 
+#ifdef PROBE_LIBRARY
+#include <sys/auxv.h>
+#endif
+
 typedef int (*probe_backtrace_fn)(void **, int);
 
 #define PROBE_MAX 200000
 #define PROBE_PRINT_MAX 64
 
+#ifdef PROBE_LIBRARY
+#define PROBE_IN_EXECUTABLE 1
+#define PROBE_IN_LIBRARY 2
+
+/* Where addr lies: the executable, PROBE_LIBRARY, or (0) another module. */
+static int probe_module(void *addr)
+{
+	static void *program_base;
+	const char *name;
+	Dl_info info;
+
+	if (!program_base) {
+		Dl_info self;
+
+		/* The executable's entry point: this copy of probe.h may be the library's. */
+		if (dladdr((void *)getauxval(AT_ENTRY), &self))
+			program_base = self.dli_fbase;
+	}
+	if (!dladdr(addr, &info))
+		return 0;
+	if (info.dli_fbase == program_base)
+		return PROBE_IN_EXECUTABLE;
+	if (!info.dli_fname)
+		return 0;
+	name = strrchr(info.dli_fname, '/');
+	name = name ? name + 1 : info.dli_fname;
+	return strncmp(name, PROBE_LIBRARY, strlen(PROBE_LIBRARY)) == 0 ? PROBE_IN_LIBRARY : 0;
+}
+
+/* Whether addr lies in the program itself: the executable or PROBE_LIBRARY. */
+static int probe_in_program(void *addr)
+{
+	return probe_module(addr) != 0;
+}
+#else
 /* Whether addr lies in the program itself (not a library). */
 static int probe_in_program(void *addr)
 {
@@ -45,6 +90,7 @@ static int probe_in_program(void *addr)
 	}
 	return dladdr(addr, &info) && info.dli_fbase == program_base;
 }
+#endif
 
 static uintptr_t probe_offset(void *addr)
 {
@@ -54,6 +100,32 @@ static uintptr_t probe_offset(void *addr)
 		return (uintptr_t)addr;
 	return (uintptr_t)addr - (uintptr_t)info.dli_fbase;
 }
+
+#ifdef PROBE_LIBRARY
+/* Appends addr's frame to line at len: " offset", or " Loffset" in PROBE_LIBRARY. */
+static int probe_append(char *line, size_t size, int len, void *addr)
+{
+	const char *format = probe_module(addr) == PROBE_IN_LIBRARY ? " L%lx" : " %lx";
+
+	return len + snprintf(line + len, size - (size_t)len, format, (unsigned long)probe_offset(addr));
+}
+
+/* What a deep stack's hash takes of a frame: its offset, marked for PROBE_LIBRARY's. */
+static unsigned long long probe_hash_key(void *addr)
+{
+	unsigned long long mark = probe_module(addr) == PROBE_IN_LIBRARY ? 1ULL << 63 : 0;
+
+	return probe_offset(addr) ^ mark;
+}
+
+#define PROBE_APPEND(line, len, addr) ((len) = probe_append(line, sizeof(line), len, addr))
+#define PROBE_HASH_KEY(addr) probe_hash_key(addr)
+#else
+/* The code of before PROBE_LIBRARY, token for token: other programs' layouts do not move. */
+#define PROBE_APPEND(line, len, addr) \
+	len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx", (unsigned long)probe_offset(addr))
+#define PROBE_HASH_KEY(addr) probe_offset(addr)
+#endif
 
 /*
  * The one call site of backtrace() or dacce_backtrace(): frame 0, the return
@@ -98,14 +170,13 @@ static void probe_print(const char *tag, void **probe_frames, int n)
 	}
 	if (end > PROBE_PRINT_MAX) {
 		for (int i = 0; i < end; i++)
-			hash = (hash ^ probe_offset(probe_frames[i])) * 1099511628211ULL;
+			hash = (hash ^ PROBE_HASH_KEY(probe_frames[i])) * 1099511628211ULL;
 		printf("%s: %d frames, hash %llx\n", tag, end, hash);
 		return;
 	}
 	len = snprintf(line, sizeof(line), "%s:", tag);
 	for (int i = 0; i < end; i++)
-		len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
-				(unsigned long)probe_offset(probe_frames[i]));
+		PROBE_APPEND(line, len, probe_frames[i]);
 	printf("%s\n", line);
 }
 
@@ -140,8 +211,7 @@ static void probe_print_program(const char *tag, void **frames, int n, int nativ
 	len = snprintf(line, sizeof(line), "%s:", tag);
 	for (int i = 0; i < n; i++)
 		if (probe_in_program(frames[i]) && !(native && drop && frames[i] == drop))
-			len += snprintf(line + len, sizeof(line) - (size_t)len, " %lx",
-					(unsigned long)probe_offset(frames[i]));
+			PROBE_APPEND(line, len, frames[i]);
 	printf("%s\n", line);
 }
 

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include "libraries.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* File names (prefixes) of libraries left alone whatever they depend on. */
+static const char *const system_libraries[] = {
+	"libc.so", "libm.so", "libmvec.so", "libpthread.so", "libdl.so", "librt.so",
+	"libutil.so", "libresolv.so", "libanl.so", "libnsl.so", "libBrokenLocale.so",
+	"libnss_", "libthread_db.so", "libc_malloc_debug.so", "libmemusage.so",
+	"libpcprofile.so", "libSegFault.so", "ld-linux", "libgcc_s.so", "libstdc++.so",
+	"libasan.so", "libubsan.so", "libtsan.so", "liblsan.so", "libhwasan.so", "libdacce",
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static bool is_system_library(const char *path)
+{
+	const char *name = base_name(path);
+
+	for (size_t i = 0; i < sizeof(system_libraries) / sizeof(system_libraries[0]); i++)
+		if (strncmp(name, system_libraries[i], strlen(system_libraries[i])) == 0)
+			return true;
+	return false;
+}
+
+/* The loaded module whose file is named soname (libraries are found by their soname). */
+static size_t module_named(const struct dacce_modules *mods, const char *soname)
+{
+	for (size_t i = 0; i < mods->n; i++)
+		if (!mods->mods[i].is_vdso && strcmp(base_name(mods->mods[i].path), soname) == 0)
+			return i;
+	return mods->n;
+}
+
+/* Marks in dep[] module i and, through their DT_NEEDED entries, what it loads. */
+static void mark_dependencies(const struct dacce_modules *mods, size_t i, bool *dep)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd;
+
+	if (i >= mods->n || dep[i])
+		return;
+	dep[i] = true;
+	fd = open(mods->mods[i].path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t k = 0; data && k < n; k++) {
+			GElf_Dyn dyn;
+			const char *name;
+
+			if (!gelf_getdyn(data, (int)k, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (name)
+				mark_dependencies(mods, module_named(mods, name), dep);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+static bool libraries_wanted(void)
+{
+	const char *v = getenv("DACCE_LIBS");
+
+	return !v || strcmp(v, "0") != 0;
+}
+
+int dacce_libraries_choose(const struct dacce_modules *mods, uintptr_t self, bool *wanted)
+{
+	bool *runtime_dep;
+	size_t own = mods->n;
+
+	memset(wanted, 0, mods->n * sizeof(*wanted));
+	if (!libraries_wanted() || mods->n == 0)
+		return 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	runtime_dep = calloc(mods->n, sizeof(*runtime_dep));
+	if (!runtime_dep)
+		return -ENOMEM;
+	for (size_t i = 0; i < mods->n; i++)
+		if (self >= mods->mods[i].start && self < mods->mods[i].end)
+			own = i;
+	if (own == mods->n) {
+		free(runtime_dep);
+		return -ENOENT; /* without knowing our own dependencies, none is safe */
+	}
+	mark_dependencies(mods, own, runtime_dep);
+	for (size_t i = 0; i < mods->n; i++) {
+		const struct dacce_module_info *m = &mods->mods[i];
+
+		wanted[i] = !m->is_main && !m->is_vdso && !m->is_loader && m->n_exec > 0 &&
+			    !runtime_dep[i] && !is_system_library(m->path);
+	}
+	free(runtime_dep);
+	return 0;
+}
