@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sorted.h"
+
 /* The sections a lookup needs, from one pass over the file. */
 struct plt_file {
 	Elf *elf;
@@ -196,6 +198,13 @@ int dacce_plt_names_load(const struct dacce_module_info *m, const struct dacce_f
 		return err;
 	}
 	qsort(out->slots, out->n, sizeof(*out->slots), by_slot);
+	out->slot_keys = malloc((out->n ? out->n : 1) * sizeof(*out->slot_keys));
+	if (!out->slot_keys) {
+		dacce_plt_names_fini(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		out->slot_keys[i] = out->slots[i].slot;
 	return 0;
 }
 
@@ -204,20 +213,13 @@ void dacce_plt_names_fini(struct dacce_plt_names *names)
 	if (!names)
 		return;
 	free(names->slots);
+	free(names->slot_keys);
 	memset(names, 0, sizeof(*names));
 }
 
 uintptr_t dacce_plt_names_callee(const struct dacce_plt_names *names, uintptr_t slot)
 {
-	size_t lo = 0, hi = names->n;
+	size_t at = dacce_lower_bound_u64(names->slot_keys, names->n, slot);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (names->slots[mid].slot < slot)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < names->n && names->slots[lo].slot == slot ? names->slots[lo].callee : 0;
+	return at < names->n && names->slot_keys[at] == slot ? names->slots[at].callee : 0;
 }

@@ -26,6 +26,7 @@ struct dacce_plt_name {
 
 struct dacce_plt_names {
 	struct dacce_plt_name *slots; /* sorted by slot */
+	uint64_t *slot_keys;	      /* slots[i].slot, for the lookup (sorted.h) */
 	size_t n;
 };
 
