@@ -3193,7 +3193,11 @@ static bool leaf_calls_wanted(void)
 	return !v || strcmp(v, "0") != 0;
 }
 
-/* Refuses the program itself: see traits.h. */
+/*
+ * Refuses a module whose exceptions would not pass through the runtime
+ * (traits.h): rather than risk std::terminate or landing pads run without
+ * their frames' contexts.
+ */
 static int refuse_unwinding(const struct rt_module *m)
 {
 	uintptr_t known[DACCE_UNWIND_PERSONALITIES], foreign;
@@ -3214,7 +3218,7 @@ static int refuse_unwinding(const struct rt_module *m)
 	return 0;
 }
 
-/* Reads what instrumenting module info takes; a library that cannot be is left out (0). */
+/* Reads what instrumenting info takes: 0, or -ENOTSUP for a module to leave alone (refusal). */
 static int open_module(const struct dacce_module_info *info, struct rt_module *m)
 {
 	int err;
@@ -3222,13 +3226,13 @@ static int open_module(const struct dacce_module_info *info, struct rt_module *m
 	memset(m, 0, sizeof(*m));
 	m->info = info;
 	err = dacce_funcs_load(info, &m->funcs);
-	if (!err && !info->is_main && refuse_unwinding(m)) {
+	if (!err)
+		err = refuse_unwinding(m);
+	if (err == -ENOTSUP && !info->is_main) {
+		/* A library refused is left alone; the program goes on. */
 		dacce_rt_log(false, "library %s left alone: %s", info->path, refusal);
 		refusal[0] = '\0';
-		err = -ENOTSUP;
 	}
-	if (!err && info->is_main)
-		err = refuse_unwinding(m);
 	if (err) {
 		dacce_funcs_fini(&m->funcs);
 		return err;
@@ -3301,13 +3305,6 @@ static int load_program(void)
 			rt.exe = &rt.at_start.mods[i];
 	if (!rt.exe)
 		return -ENOENT;
-	err = dacce_module_has_own_unwinder(rt.exe);
-	if (err > 0) {
-		/* See traits.h: refused rather than risk std::terminate. */
-		snprintf(refusal, sizeof(refusal), "it carries its own exception unwinder "
-			 "(-static-libgcc), which the runtime cannot stand in front of");
-		return -ENOTSUP;
-	}
 	{
 		/* In a register: tracers cannot read a RIP-relative probe argument. */
 		int64_t tpoff = rt.tpoff;

@@ -78,6 +78,8 @@ if [ "$libdacce" != "-" ]; then
 	run_counted programs tests/run-programs.sh "$build" "$libdacce"
 	echo "== the report of the sites that took the most traps (DACCE_LOG)"
 	run_counted trapreport tests/trap-report.sh "$build" "$libdacce"
+	echo "== which libraries are instrumented (DACCE_LOG, DACCE_LIBS=0)"
+	run_counted libraries tests/libraries.sh "$build" "$libdacce"
 	echo "== real programs under libdacce.so (same output, same exit status)"
 	run_counted real tests/run-real.sh "$build" "$libdacce"
 	echo "== dacce launch end to end (BPF capture, reports, failures)"
