@@ -30,6 +30,15 @@ struct dacce_cfa *dacce_cfa_open(const struct dacce_module_info *m)
 	cfa->cfi = cfa->elf ? dwarf_getcfi_elf(cfa->elf) : NULL;
 	if (!cfa->cfi)
 		goto fail;
+	/*
+	 * dwarf_getcfi_elf read the unwind tables into memory.  The descriptor is
+	 * let go: programs close every one they did not open (ssh's closefrom),
+	 * and a number closed behind our back may name another file by the next
+	 * read.  Anything libelf would still read now fails instead.
+	 */
+	elf_cntl(cfa->elf, ELF_C_FDDONE);
+	close(cfa->fd);
+	cfa->fd = -1;
 	cfa->bias = m->bias;
 	return cfa;
 fail:

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "funcs.h"
@@ -15,13 +16,21 @@
 struct segment {
 	uintptr_t start, end; /* run-time addresses of the bytes the file holds */
 	off_t offset;	      /* file offset of start */
+	const uint8_t *bytes; /* the file's bytes of [start, end), mapped */
+	void *map;	      /* the mapping (from the page holding offset) */
+	size_t map_len;
 };
 
+/*
+ * The file is mapped, not kept open: programs close every descriptor they
+ * did not open (ssh's closefrom), and a number closed behind our back may
+ * name another file by the next read.  A running program's file cannot be
+ * truncated (ETXTBSY), so the mapping cannot fault.
+ */
 static struct {
-	int fd;
 	struct segment segs[MAX_SEGMENTS];
 	size_t n;
-} file = { .fd = -1 };
+} file;
 
 /* The executable PT_LOAD segments of the program (dl_iterate_phdr lists it first). */
 static int note_segments(struct dl_phdr_info *info, size_t size, void *unused)
@@ -42,16 +51,41 @@ static int note_segments(struct dl_phdr_info *info, size_t size, void *unused)
 	return 1; /* the main program only */
 }
 
+/* Maps each segment's bytes from the file; one that cannot be is dropped. */
+static void map_segments(int fd)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), kept = 0;
+
+	for (size_t i = 0; i < file.n; i++) {
+		struct segment *seg = &file.segs[i];
+		off_t from = seg->offset & ~(off_t)(page - 1);
+		size_t len = (size_t)(seg->offset - from) + (seg->end - seg->start);
+		void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, from);
+
+		if (map == MAP_FAILED)
+			continue;
+		seg->map = map;
+		seg->map_len = len;
+		seg->bytes = (const uint8_t *)map + (seg->offset - from);
+		file.segs[kept++] = *seg;
+	}
+	file.n = kept;
+}
+
 int dacce_pristine_open(const struct dacce_module_info *m)
 {
+	int fd;
+
 	if (!m || !m->is_main)
 		return -EINVAL;
 	dacce_pristine_close();
-	file.fd = open(dacce_funcs_file_of(m), O_RDONLY | O_CLOEXEC);
-	if (file.fd < 0)
+	fd = open(dacce_funcs_file_of(m), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
 	dl_iterate_phdr(note_segments, NULL);
-	return 0;
+	map_segments(fd);
+	close(fd);
+	return file.n ? 0 : -ENOMEM;
 }
 
 static const struct segment *segment_of(uintptr_t addr, size_t len)
@@ -67,23 +101,15 @@ int dacce_pristine_mend(uintptr_t addr, uint8_t *bytes, size_t len, size_t *offs
 			size_t max)
 {
 	const struct segment *seg;
-	uint8_t *from_file;
-	ssize_t got;
+	const uint8_t *from_file;
 	int mended = 0;
 
 	if (!bytes || !memchr(bytes, DACCE_INT3, len))
 		return 0;
 	seg = segment_of(addr, len);
-	if (file.fd < 0 || !seg)
+	if (!seg)
 		return 0;
-	from_file = malloc(len);
-	if (!from_file)
-		return -ENOMEM;
-	got = pread(file.fd, from_file, len, seg->offset + (off_t)(addr - seg->start));
-	if (got != (ssize_t)len) {
-		free(from_file);
-		return got < 0 ? -errno : -EIO;
-	}
+	from_file = seg->bytes + (addr - seg->start);
 	for (size_t i = 0; i < len; i++) {
 		if (bytes[i] != DACCE_INT3 || from_file[i] == DACCE_INT3)
 			continue;
@@ -92,14 +118,12 @@ int dacce_pristine_mend(uintptr_t addr, uint8_t *bytes, size_t len, size_t *offs
 			offsets[mended] = i;
 		mended++;
 	}
-	free(from_file);
 	return mended;
 }
 
 void dacce_pristine_close(void)
 {
-	if (file.fd >= 0)
-		close(file.fd);
-	file.fd = -1;
+	for (size_t i = 0; i < file.n; i++)
+		munmap(file.segs[i].map, file.segs[i].map_len);
 	file.n = 0;
 }

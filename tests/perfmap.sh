@@ -3,14 +3,18 @@
 # The perf map (DACCE_PERF_MAP=1, runtime/perfmap.h): /tmp/perf-PID.map names every piece of
 # generated code, well formed and without overlaps; a fork child gets its own file holding
 # the parent's names; nothing is written when it is off; and perf itself then names the
-# return addresses a frame-pointer call graph finds in trampolines.
+# return addresses a frame-pointer call graph finds in trampolines.  A program that closes every
+# descriptor above 2 (closefds.c) keeps its files intact, and the map goes on naming the code
+# made after the close.
 # Ends with "perfmap: N passed, M failed".
 #
-# usage: tests/perfmap.sh LIBDACCE WORKLOAD   (WORKLOAD: tests/e2e/workload.c built with frame
-# pointers, the Makefile's $(BUILD)/e2e/workload-O0)
+# usage: tests/perfmap.sh LIBDACCE WORKLOAD [CLOSEFDS]   (WORKLOAD: tests/e2e/workload.c built
+# with frame pointers, the Makefile's $(BUILD)/e2e/workload-O0; CLOSEFDS: run-programs.sh's
+# build of tests/programs/closefds.c)
 set -u
 lib=$(readlink -f "$1")
 workload=$(readlink -f "$2")
+closefds=${3:+$(readlink -f "$3")}
 work=$(mktemp -d /tmp/dacce-perfmap.XXXXXX)
 pids=()
 cleanup() {
@@ -120,6 +124,22 @@ else
 		pass "perf names trampolines in call graphs ($named frames)"
 	else
 		fail "perf names trampolines in call graphs (none in $(wc -l <"$work/script") lines)"
+	fi
+fi
+
+# The map's descriptor closed by the program (closefrom), its number reused for the program's files.
+if [ -n "$closefds" ]; then
+	sh -c 'echo $$ >"$0"; exec "$@"' "$work/pid" env DACCE_PERF_MAP=1 LD_PRELOAD="$lib" \
+		"$closefds" >"$work/out" 2>&1
+	status=$?
+	pid=$(cat "$work/pid")
+	pids+=("$pid")
+	if [ $status -ne 0 ] || ! grep -q '^files intact' "$work/out"; then
+		fail "closefrom under the perf map (status $status: $(grep -v ': ' "$work/out" | head -n 2 | tr '\n' ' '))"
+	elif ! grep -q ' dacce:[a-z_]*@after_close+' "/tmp/perf-$pid.map" 2>/dev/null; then
+		fail "closefrom under the perf map: code made after the close is not named"
+	else
+		pass "closefrom under the perf map: the program's files intact, the map still written"
 	fi
 fi
 

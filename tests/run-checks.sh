@@ -85,7 +85,7 @@ if [ "$libdacce" != "-" ]; then
 	echo "== dacce launch end to end (BPF capture, reports, failures)"
 	run_counted e2e tests/e2e.sh "$build/dacce" "$libdacce" "$build/e2e"
 	echo "== the perf map of generated code (DACCE_PERF_MAP, read by perf)"
-	run_counted perfmap tests/perfmap.sh "$libdacce" "$build/e2e/workload-O0"
+	run_counted perfmap tests/perfmap.sh "$libdacce" "$build/e2e/workload-O0" "$build/programs/closefds-O2"
 	echo "== a program under the runtime run from gdb and attached to by it"
 	run_counted gdb tests/gdb.sh "$libdacce"
 	echo "== the integration programs under dacce launch --validate (contexts against stack walks)"
