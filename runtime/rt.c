@@ -3279,8 +3279,12 @@ static int open_modules(void)
 				     strerror(-lib_err));
 	}
 	free(wanted);
-	/* Calls between modules: who a lazily bound slot will call (plt.h). */
-	for (size_t i = 0; i < rt.n_mods && rt.n_mods > 1 && !err; i++) {
+	/*
+	 * Calls between modules: who a lazily bound slot will call (plt.h).  Not
+	 * with an audit module, which may bind a slot elsewhere (la_symbind64):
+	 * such calls stay calls out until their slot is bound.
+	 */
+	for (size_t i = 0; i < rt.n_mods && rt.n_mods > 1 && !err && !getenv("LD_AUDIT"); i++) {
 		int plt_err = dacce_plt_names_load(rt.mods[i].info, &rt.mods[i].funcs,
 						   callee_instrumented, NULL, &rt.mods[i].plt_names);
 
