@@ -343,7 +343,8 @@ static int reserve_sites(uint32_t count)
  * Whether a jump from `from` to target stays in the same logical function: a target in
  * the middle of a function, or the start of a fragment the compiler split
  * off a function (foo.cold), is not a tail call: the frame is still live and
- * its stack holds no return address at %rsp.
+ * its stack holds no return address at %rsp.  *fragment: the fragment
+ * target lies in (to decode as part of the jumping function), else NULL.
  */
 static bool jump_stays_in_function(uintptr_t from, uintptr_t target,
 				   const struct dacce_func **fragment)
@@ -358,14 +359,14 @@ static bool jump_stays_in_function(uintptr_t from, uintptr_t target,
 	f = dacce_funcs_find(&m->funcs, target);
 	if (!f)
 		return false;
-	if (f->start != target)
-		return true;
 	cold = f->name ? strstr(f->name, ".cold") : NULL;
-	if ((f->flags & DACCE_FUNC_FRAGMENT) || (cold && (cold[5] == '\0' || cold[5] == '.'))) {
+	/*
+	 * A fragment is entered past its first byte too: gcc may start foo.cold
+	 * with a nop, landing pads being jumped to at foo.cold+1.
+	 */
+	if ((f->flags & DACCE_FUNC_FRAGMENT) || (cold && (cold[5] == '\0' || cold[5] == '.')))
 		*fragment = f;
-		return true;
-	}
-	return false;
+	return f->start != target || *fragment;
 }
 
 /* A call rel32, a call through a RIP-relative slot, or a jmp rel32: room for jmp rel32. */
@@ -1223,6 +1224,10 @@ static int consider_site(const struct dacce_scan_site *s, const struct dacce_fun
 						     ? dacce_funcs_find(&m->funcs, s->target)
 						     : NULL;
 
+		if (f && f != fn && f->start != s->target)
+			return jump_stays_in_function(s->addr, s->target, &fragment) && fragment
+				       ? decode_function(fragment, node)
+				       : 0;
 		return f && f->start == s->target && f != fn ? decode_function(f, node) : 0;
 	}
 	if (s->target && jump_stays_in_function(s->addr, s->target, &fragment))
@@ -1886,10 +1891,14 @@ static int handle_trap(void *uc_void, uintptr_t at)
 	}
 	if (!br.taken)
 		next = at + br.len;
-	else if (!br.is_call && ((br.target >= site->fn_start && br.target < site->fn_end) ||
-				 jump_stays_in_function(at, br.target, &fragment)))
+	else if (!br.is_call && br.target >= site->fn_start && br.target < site->fn_end)
 		next = br.target; /* a jump within the function (a switch): no edge */
-	else if ((err = trampoline_for_target(index, br.target, &next)))
+	else if (!br.is_call && jump_stays_in_function(at, br.target, &fragment)) {
+		next = br.target; /* into a fragment of it (foo.cold), decoded first */
+		err = fragment ? decode_function(fragment, rt.graph->sites[index].caller) : 0;
+		if (err)
+			rt_fatal("instrumenting a fragment a trapped jump reaches", err);
+	} else if ((err = trampoline_for_target(index, br.target, &next)))
 		rt_fatal("instrumenting a trapped site", err);
 	else if (rt.sites[index].dispatched && (err = dispatch_new_target(index, br.target, next)))
 		rt_fatal("updating dispatch code", err);

@@ -4,9 +4,10 @@
 # "outside" (the stack went through a library) must read "partial" under the runtime.
 # Each program also runs with a re-encoding every millisecond (DACCE_EPOCH_STRESS), so that
 # epochs are installed while its frames are live: its contexts must not change.
-# A program foo.c may come with foo.lib.c, built with the same flags as $out/libfoo-VARIANT.so,
-# which the program finds next to itself and dlopens; or, with a line "// link: lib" at its top,
-# is linked against (loaded at start, found next to it through its rpath).
+# A program foo.c may come with foo.lib.c (or foo.cpp with foo.lib.cpp, built with $CXX), built
+# with the same flags as $out/libfoo-VARIANT.so, which the program finds next to itself and
+# dlopens; or, with a line "// link: lib" at its top, is linked against (loaded at start, found
+# next to it through its rpath).
 # Usage: run-programs.sh BUILD_DIR LIBDACCE [PROGRAM...] (default: every program; or name
 # some in DACCE_PROGRAMS, separated by spaces; tests/programs/pending/ only runs when named,
 # as pending/NAME)
@@ -33,7 +34,7 @@ programs=("$@")
 [ ${#programs[@]} -eq 0 ] && programs=(${DACCE_PROGRAMS:-})
 if [ ${#programs[@]} -eq 0 ]; then
 	for f in "$src"/*.c "$src"/*.cpp; do
-		case $f in *.lib.c) continue ;; esac
+		case $f in *.lib.c | *.lib.cpp) continue ;; esac
 		programs+=("$(basename "${f%.*}")")
 	done
 fi
@@ -42,11 +43,16 @@ fi
 # flags of its own (compiler options, libraries) on a line "// flags: ..." at its top, and ask
 # for its library to be linked in (a DT_NEEDED one) rather than dlopened with "// link: lib".
 build_variant() {
-	local own link=()
+	local own lib_src lib_cc link=()
 	own=$(sed -n '1,5s|^// flags: ||p' "$file")
-	# shellcheck disable=SC2086
 	if [ -f "$src/$prog.lib.c" ]; then
-		${CC:-gcc} -g -D_GNU_SOURCE $flags -fPIC -shared -I"$src" "$src/$prog.lib.c" \
+		lib_src=$src/$prog.lib.c lib_cc=${CC:-gcc}
+	elif [ -f "$src/$prog.lib.cpp" ]; then
+		lib_src=$src/$prog.lib.cpp lib_cc=${CXX:-g++}
+	fi
+	if [ -n "${lib_src:-}" ]; then
+		# shellcheck disable=SC2086
+		$lib_cc -g -D_GNU_SOURCE $flags -fPIC -shared -I"$src" "$lib_src" \
 			-o "$(dirname "$bin")/lib$(basename "$prog")-$name.so" || return
 		if sed -n '1,5p' "$file" | grep -qx '// link: lib'; then
 			# shellcheck disable=SC2016,SC2054 # $ORIGIN is for the dynamic linker; the commas belong to -Wl
