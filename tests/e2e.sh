@@ -285,11 +285,24 @@ if [ "$status" = 139 ] && "$dacce" report -i "$work/crash.db" -n 1 >/dev/null 2>
 else
 	fail "crashing program: status $status"
 fi
+# Waits (at most SECONDS) until a process whose command line matches PATTERN (anchored: not
+# dacce's own, which names the program too) runs: dacce launch starts it once its probes are
+# attached.  A signal sent sooner would reach dacce before its handlers are set: a background
+# job of a script ignores SIGINT, and would run on forever (a slow QEMU guest hung so).
+started_within() { # PATTERN SECONDS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		pgrep -f "$1" >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # A signal aimed at dacce is passed on, what was captured is kept.  (SIGTERM:
 # a script's background job ignores SIGINT, and so would the program.)
 "$dacce" launch -q -o "$work/int.db" -- "$work/workload" 30 0 >/dev/null 2>&1 &
 launcher=$!
-sleep 1.5
+started_within "^$work/workload 30 0" 60
+sleep 1
 kill -TERM $launcher
 wait $launcher
 status=$?
@@ -303,7 +316,8 @@ rm -f "$work/stop"
 "$dacce" launch -q --detach-on-interrupt -o "$work/detach.db" -- \
 	"$work/workload" 0.5 5 --until-file "$work/stop" >"$work/detach.out" 2>&1 &
 launcher=$!
-sleep 1.5
+started_within "^$work/workload 0.5 5 --until-file" 60
+sleep 1
 kill -INT $launcher
 wait $launcher
 status=$?
