@@ -31,7 +31,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 for f in tests/programs/*.c tests/programs/*.cpp; do
-	case $f in *.lib.c) continue ;; esac
+	case $f in *.lib.c | *.lib.cpp) continue ;; esac
 	prog=$(basename "${f%.*}")
 	why_known=$(awk -v p="$prog" '$1 == p { $1 = ""; sub(/^ +/, ""); print; exit }' tests/validate-known.txt)
 	for variant in "${variants[@]}"; do
