@@ -34,8 +34,9 @@ struct dacce_tls {
 	uint64_t epoch;
 	/*
 	 * Non-zero while runtime code runs on the thread (slow paths, start-up,
-	 * signal wrappers): its context may then be half updated or not match
-	 * its pc, and a sampler must not decode it.
+	 * signal wrappers), and always in the runtime's own policy thread: its
+	 * context may then be half updated or not match its pc, and a sampler
+	 * must not decode it.
 	 */
 	uint64_t runtime_depth;
 	uint64_t reset_id; /* maxID + 1 of the epoch: the id a push leaves */

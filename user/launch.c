@@ -210,7 +210,8 @@ struct session {
 	struct dacce_bpf *skel;
 	struct bpf_link *links[16];
 	int n_links;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;	    /* both rings, for polling */
+	struct ring_buffer *events; /* the events ring alone (on_sample_record) */
 	struct dacce_sampler sampler;
 	struct dacce_capture *cap;
 	struct dacce_store *store;
@@ -230,6 +231,23 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (dacce_capture_record(s->cap, data, size))
 		s->store_failed = true; /* said on stderr; keep draining so the program is not held */
 	return 0;
+}
+
+/*
+ * Samples have a ring of their own, read in whatever order the rings are
+ * polled; a sample must still be stored after every event written before it
+ * (a fork or exec names the process image the sample belongs to).  Records
+ * are in the events ring before the sample is taken, so draining it first
+ * puts them in order.  Seen in the QEMU guest: a slow controller read a fork
+ * child's whole life of samples before its fork event, and stored them under
+ * a process with no parent, whose code it did not know.
+ */
+static int on_sample_record(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+
+	ring_buffer__consume(s->events);
+	return on_record(ctx, data, size);
 }
 
 static int attach_usdt(struct session *s, struct bpf_program *prog, const char *runtime,
@@ -325,12 +343,13 @@ static int attach_all(struct session *s, const struct launch_opts *o, const char
 		dacce_err("%s", why);
 		return err;
 	}
+	s->events = ring_buffer__new(bpf_map__fd(k->maps.events), on_record, s, NULL);
 	s->rb = ring_buffer__new(bpf_map__fd(k->maps.events), on_record, s, NULL);
-	if (s->rb && ring_buffer__add(s->rb, bpf_map__fd(k->maps.samples), on_record, s)) {
+	if (s->rb && ring_buffer__add(s->rb, bpf_map__fd(k->maps.samples), on_sample_record, s)) {
 		ring_buffer__free(s->rb);
 		s->rb = NULL;
 	}
-	if (!s->rb) {
+	if (!s->rb || !s->events) {
 		dacce_err("cannot read the ring buffer: %s", strerror(errno));
 		return -errno;
 	}
@@ -340,6 +359,7 @@ static int attach_all(struct session *s, const struct launch_opts *o, const char
 static void session_close(struct session *s)
 {
 	ring_buffer__free(s->rb);
+	ring_buffer__free(s->events);
 	dacce_sampler_close(&s->sampler);
 	for (int i = 0; i < s->n_links; i++)
 		bpf_link__destroy(s->links[i]);

@@ -968,12 +968,13 @@ void dacce_model_resolve(struct dacce_model_proc *proc, uint32_t tid, uint64_t p
 							       : DACCE_UNRESOLVED_NO_CONTEXT;
 		return;
 	}
-	if (ctx->flags & DACCE_CTX_NO_STACK) {
-		r->status = DACCE_UNRESOLVED_NO_CONTEXT;
-		return;
-	}
+	/* First: the runtime's own thread, or its start, has no ccStack either. */
 	if (ctx->flags & DACCE_CTX_IN_RUNTIME) {
 		r->status = DACCE_UNRESOLVED_RUNTIME;
+		return;
+	}
+	if (ctx->flags & DACCE_CTX_NO_STACK) {
+		r->status = DACCE_UNRESOLVED_NO_CONTEXT;
 		return;
 	}
 	if (ctx->flags & DACCE_CTX_SIGRETURN) {
