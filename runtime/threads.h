@@ -89,7 +89,7 @@ struct dacce_thread {
 /* Lets a program's signal handlers put off by a mark being recorded run now. */
 void dacce_thread_release_deferred(struct dacce_thread *thread);
 
-/* Threads the kernel counts in the process (/proc/self/status), or -1. */
+/* Threads the kernel counts in the process (/proc/self/task), or -1. */
 int dacce_threads_in_process(void);
 
 /* This thread's entry (registered or not). */
