@@ -55,7 +55,7 @@ $(BUILD)/pic/%.o: %.S
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -fPIC -MMD -MP -c $< -o $@
 
-$(RT_LIB): $(RT_OBJS) $(CORE_PIC_LIB)
+$(RT_LIB): $(RT_OBJS) $(CORE_PIC_LIB) runtime/libdacce.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,--version-script=runtime/libdacce.map -Wl,-z,now \
 		$(RT_OBJS) $(CORE_PIC_LIB) -o $@ $(RT_LDLIBS) $(CORE_LDLIBS)
@@ -294,7 +294,7 @@ fuzz: $(FUZZ_DICT)
 
 # ---------------------------------------------------------------- set-up
 DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
-	libzydis-dev libzycore-dev libelf-dev libdw-dev \
+	libzydis-dev libzycore-dev libelf-dev libdw-dev libunwind-dev \
 	libbpf-dev bpftool systemtap-sdt-dev libsqlite3-dev libpfm4-dev \
 	libprotobuf-c-dev protobuf-c-compiler golang-go \
 	qemu-system-x86 busybox-static cpio \
