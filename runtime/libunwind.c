@@ -100,7 +100,10 @@ static unw_word_t show_native_ip(unw_cursor_t *cursor, unw_word_t ip)
 	return found == 1 ? native : ip;
 }
 
-/* Whether a walk is the program's: the runtime's own (a libunwind's _Unwind_Backtrace) stay as they are. */
+/*
+ * Whether a walk is the program's: the runtime's own (through a libunwind
+ * that provides _Unwind_Backtrace) stay as they are.
+ */
 static bool program_walk(void)
 {
 	pthread_once(&real_once, find_real);

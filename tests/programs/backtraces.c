@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: MIT
 // glibc's backtrace() under the runtime returns the frames of the native run (it is interposed:
-// the stack is shown to the unwinder with original return addresses, then put back), through
-// a deep chain, recursion, a frame left by a tail call, a qsort comparator, a signal handler
-// and a thread; and the program goes on returning through its trampolines afterwards (the
-// probes of probe.h check the contexts after each).  libgcc's _Unwind_Backtrace, which
-// programs call to walk their own stacks, is interposed the same way: each place also
-// prints the frames a direct walk with it sees.  Frames outside the program are counted too:
-// the runtime's own wrappers (under main, thread start routines, handlers) must not show.
-#include <pthread.h>
-#include <signal.h>
+// the stack is shown to the unwinder with original return addresses, then put back), at the
+// places of walkplaces.h (a deep chain, recursion, a frame left by a tail call, a qsort
+// comparator, a signal handler and a thread); and the program goes on returning through its
+// trampolines afterwards (the probes after each check the contexts).  libgcc's
+// _Unwind_Backtrace, which programs call to walk their own stacks, is interposed the same way:
+// each place also prints the frames a direct walk with it sees.  Frames outside the program
+// are counted too: the runtime's own wrappers (under main, thread start routines, handlers)
+// must not show.
 #include <unwind.h>
 
-#include "probe.h"
+#include "walkplaces.h"
 
 #define NOINLINE __attribute__((noinline))
-
-static volatile int sink;
 
 struct walk {
 	void **frames;
@@ -53,7 +50,7 @@ static NOINLINE void show_walk(const char *tag, void **frames, int n)
 	printf("%s (%d frames, hash %llx; %d outside the program)\n", line, kept, hash, others);
 }
 
-static NOINLINE void show(const char *tag)
+static NOINLINE void walk_here(const char *tag)
 {
 	void *frames[4096];
 	struct walk w = { .frames = frames, .max = 4096 };
@@ -65,88 +62,7 @@ static NOINLINE void show(const char *tag)
 	show_walk(unwind_tag, frames, w.n);
 }
 
-NOINLINE static void chain3(void) { show("chain"); sink++; }
-NOINLINE static void chain2(void) { chain3(); sink++; }
-NOINLINE static void chain1(void) { chain2(); sink++; }
-
-NOINLINE static int recurse(int n)
-{
-	if (n == 0) {
-		show("recursion");
-		return 0;
-	}
-	return recurse(n - 1) + 1 + sink;
-}
-
-NOINLINE static int tail_leaf(int x)
-{
-	show("tail");
-	return x + sink;
-}
-
-/* A tail call at -O2: this frame is gone when tail_leaf runs (its slot holds the tail stub). */
-NOINLINE static int tail_middle(int x) { return tail_leaf(x + 1); }
-
-NOINLINE static int tail_top(int x) { return tail_middle(x) * 2; }
-
-static int shown_in_compare;
-
-NOINLINE static int compare(const void *a, const void *b)
-{
-	if (!shown_in_compare++)
-		show("comparator");
-	return *(const int *)a - *(const int *)b;
-}
-
-NOINLINE static void sort(void)
-{
-	int v[] = { 5, 3, 9, 1, 7 };
-
-	qsort(v, 5, sizeof(v[0]), compare);
-	sink += v[0];
-}
-
-NOINLINE static void on_signal(int sig)
-{
-	(void)sig;
-	show("handler");
-}
-
-NOINLINE static void signalled(void)
-{
-	signal(SIGUSR1, on_signal);
-	raise(SIGUSR1);
-	sink++;
-}
-
-static void *thread_main(void *arg)
-{
-	(void)arg;
-	chain1();
-	return NULL;
-}
-
-NOINLINE static void threaded(void)
-{
-	pthread_t t;
-
-	pthread_create(&t, NULL, thread_main, NULL);
-	pthread_join(t, NULL);
-}
-
 int main(void)
 {
-	chain1();
-	probe("after-chain");
-	sink += recurse(1000);
-	probe("after-recursion");
-	sink += tail_top(1);
-	probe("after-tail");
-	sort();
-	probe("after-comparator");
-	signalled();
-	probe("after-handler");
-	threaded();
-	probe("after-thread");
-	return 0;
+	return walk_everywhere(1000);
 }

@@ -2,27 +2,22 @@
 // flags: -lunwind
 // libunwind (libunwind.so.8) walking the program's own stack under the runtime sees the frames
 // of the native run: unw_backtrace, and a walk step by step with unw_init_local/unw_step/
-// unw_get_reg (as gperftools' profiler and crash reporters do), through a deep chain,
-// recursion, a frame left by a tail call, a qsort comparator, a signal handler and a thread.
-// Each frame of the stepped walk also prints how far its stack pointer is from the frame
-// before it (when both are the program's), so a step that went on with the wrong registers
-// shows.  Under the runtime, a frame's
-// return address is generated code's; natively libunwind finds no unwind information there
-// and the walk goes astray or stops.  The runtime's own frames (its wrappers under main,
-// thread start routines and handlers) must not show; the probes of probe.h check the
-// contexts after each walk (the walks must leave the stack as they found it).
+// unw_get_reg (as gperftools' profiler and crash reporters do), at the places of
+// walkplaces.h (a chain, recursion, a tail call, a comparator, a handler, a thread).  Each
+// frame of the stepped walk also prints how far its stack pointer is from the frame before it
+// (when both are the program's), so a step that went on with the wrong registers shows.
+// Under the runtime a frame's return address is generated code's, where libunwind finds no
+// unwind information: the walk goes astray or stops.  The runtime's own frames (its wrappers
+// under main, thread start routines and handlers) must not show, and the walks must leave the
+// stack as they found it (the probes after each check the contexts).
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 
-#include "probe.h"
+#include "walkplaces.h"
 
 #define NOINLINE __attribute__((noinline))
 #define MAX_FRAMES 4096
-
-static volatile int sink;
 
 /* The program's frames of a walk, from the caller out to _start, and how many others. */
 static NOINLINE void show_walk(const char *tag, void **frames, const uintptr_t *sps, int n)
@@ -54,7 +49,7 @@ static NOINLINE void show_walk(const char *tag, void **frames, const uintptr_t *
 	printf("%s (%d frames, hash %llx; %d outside the program)\n", line, kept, hash, others);
 }
 
-static NOINLINE void show(const char *tag)
+static NOINLINE void walk_here(const char *tag)
 {
 	static void *frames[MAX_FRAMES];
 	static uintptr_t sps[MAX_FRAMES];
@@ -81,88 +76,7 @@ static NOINLINE void show(const char *tag)
 	show_walk(step_tag, frames, sps, n);
 }
 
-NOINLINE static void chain3(void) { show("chain"); sink++; }
-NOINLINE static void chain2(void) { chain3(); sink++; }
-NOINLINE static void chain1(void) { chain2(); sink++; }
-
-NOINLINE static int recurse(int n)
-{
-	if (n == 0) {
-		show("recursion");
-		return 0;
-	}
-	return recurse(n - 1) + 1 + sink;
-}
-
-NOINLINE static int tail_leaf(int x)
-{
-	show("tail");
-	return x + sink;
-}
-
-/* A tail call at -O2: this frame is gone when tail_leaf runs (its slot holds the tail stub). */
-NOINLINE static int tail_middle(int x) { return tail_leaf(x + 1); }
-
-NOINLINE static int tail_top(int x) { return tail_middle(x) * 2; }
-
-static int shown_in_compare;
-
-NOINLINE static int compare(const void *a, const void *b)
-{
-	if (!shown_in_compare++)
-		show("comparator");
-	return *(const int *)a - *(const int *)b;
-}
-
-NOINLINE static void sort(void)
-{
-	int v[] = { 5, 3, 9, 1, 7 };
-
-	qsort(v, 5, sizeof(v[0]), compare);
-	sink += v[0];
-}
-
-NOINLINE static void on_signal(int sig)
-{
-	(void)sig;
-	show("handler");
-}
-
-NOINLINE static void signalled(void)
-{
-	signal(SIGUSR1, on_signal);
-	raise(SIGUSR1);
-	sink++;
-}
-
-static void *thread_main(void *arg)
-{
-	(void)arg;
-	chain1();
-	return NULL;
-}
-
-NOINLINE static void threaded(void)
-{
-	pthread_t t;
-
-	pthread_create(&t, NULL, thread_main, NULL);
-	pthread_join(t, NULL);
-}
-
 int main(void)
 {
-	chain1();
-	probe("after-chain");
-	sink += recurse(300);
-	probe("after-recursion");
-	sink += tail_top(1);
-	probe("after-tail");
-	sort();
-	probe("after-comparator");
-	signalled();
-	probe("after-handler");
-	threaded();
-	probe("after-thread");
-	return 0;
+	return walk_everywhere(300);
 }
