@@ -213,9 +213,15 @@ validate_line() {
 "$dacce" launch -q --validate -o "$work/validate.db" -- "$work/workload" "$seconds" 0 --fork \
 	>/dev/null 2>"$work/validate.err"
 read -r vs vv ve vm <<<"$(validate_line "$work/validate.err")"
-# Nearly all of this workload's samples can be verified (not the runtime's start, say).
-if [ -n "$vs" ] && [ "$vm" = 0 ] && [ "$ve" = "$vv" ] && [ $((vv * 10)) -ge $((vs * 8)) ]; then
-	pass "--validate: every verified context is the stack walk's ($vv of $vs samples verified)"
+# Nearly all of this workload's samples can be verified, but for the runtime's own work (its
+# start, first calls, and its policy thread, whose wake-ups took 10 to 17 % of the samples in
+# the QEMU guest, where system calls are emulated, and under 1 % on the host): that is
+# bounded by itself, so that reading everything "inside the runtime" cannot pass.
+in_runtime=$(sed -n 's/^validate: unverifiable:.* \([0-9]*\) inside the runtime.*/\1/p' "$work/validate.err")
+in_runtime=${in_runtime:-0}
+if [ -n "$vs" ] && [ "$vm" = 0 ] && [ "$ve" = "$vv" ] && [ $((in_runtime * 10)) -le $((vs * 3)) ] &&
+	[ $((vv * 10)) -ge $(((vs - in_runtime) * 8)) ]; then
+	pass "--validate: every verified context is the stack walk's ($vv of $vs samples verified, $in_runtime inside the runtime)"
 else
 	fail "--validate: $(grep '^validate' "$work/validate.err" | head -n 20)"
 fi
