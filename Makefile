@@ -46,8 +46,9 @@ RT_SRCS := $(wildcard runtime/*.c)
 RT_ASM := $(wildcard runtime/*.S)
 RT_OBJS := $(RT_SRCS:%.c=$(BUILD)/pic/%.o) $(RT_ASM:%.S=$(BUILD)/pic/%.o)
 RT_LIB := $(BUILD)/libdacce.so
-# start.o interposes process start-up: never linked into a test program.
-RT_TEST_OBJS := $(filter-out %/runtime/start.o,$(RT_OBJS))
+# start.o interposes process start-up, dl_callers.o the loader's functions:
+# never linked into a test program.
+RT_TEST_OBJS := $(filter-out %/runtime/start.o %/runtime/dl_callers.o %/runtime/dl_callers_stubs.o,$(RT_OBJS))
 RT_LDLIBS := -lZydis -ldw -lelf -lpthread -ldl
 
 $(BUILD)/pic/%.o: %.S

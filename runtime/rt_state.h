@@ -98,6 +98,7 @@ struct rt_module {
 	struct dacce_padding padding;	  /* room for hops to short sites' code (padding.h) */
 	struct dacce_plt_names plt_names; /* who its lazily bound PLT slots will call (plt.h) */
 	uint32_t graph_module;
+	uintptr_t stand_in_return; /* a `ret` written into its padding (dl_callers.h); 1: none */
 };
 
 struct rt_state {

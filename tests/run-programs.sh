@@ -7,7 +7,7 @@
 # A program foo.c may come with foo.lib.c (or foo.cpp with foo.lib.cpp, built with $CXX), built
 # with the same flags as $out/libfoo-VARIANT.so, which the program finds next to itself and
 # dlopens; or, with a line "// link: lib" at its top, is linked against (loaded at start, found
-# next to it through its rpath).
+# next to it through its rpath).  The library's own "// flags: ..." line names flags of its own.
 # Usage: run-programs.sh BUILD_DIR LIBDACCE [PROGRAM...] (default: every program; or name
 # some in DACCE_PROGRAMS, separated by spaces; tests/programs/pending/ only runs when named,
 # as pending/NAME)
@@ -43,7 +43,7 @@ fi
 # flags of its own (compiler options, libraries) on a line "// flags: ..." at its top, and ask
 # for its library to be linked in (a DT_NEEDED one) rather than dlopened with "// link: lib".
 build_variant() {
-	local own lib_src lib_cc link=()
+	local own lib_own lib_src lib_cc link=()
 	own=$(sed -n '1,5s|^// flags: ||p' "$file")
 	if [ -f "$src/$prog.lib.c" ]; then
 		lib_src=$src/$prog.lib.c lib_cc=${CC:-gcc}
@@ -51,8 +51,9 @@ build_variant() {
 		lib_src=$src/$prog.lib.cpp lib_cc=${CXX:-g++}
 	fi
 	if [ -n "${lib_src:-}" ]; then
+		lib_own=$(sed -n '1,5s|^// flags: ||p' "$lib_src")
 		# shellcheck disable=SC2086
-		$lib_cc -g -D_GNU_SOURCE $flags -fPIC -shared -I"$src" "$lib_src" \
+		$lib_cc -g -D_GNU_SOURCE $flags -fPIC -shared -I"$src" "$lib_src" $lib_own \
 			-o "$(dirname "$bin")/lib$(basename "$prog")-$name.so" || return
 		if sed -n '1,5p' "$file" | grep -qx '// link: lib'; then
 			# shellcheck disable=SC2016,SC2054 # $ORIGIN is for the dynamic linker; the commas belong to -Wl
