@@ -2,6 +2,7 @@
 #include "hashmap.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +98,63 @@ int dacce_hashmap_put(struct dacce_hashmap *map, uint64_t key, uint32_t value)
 	}
 	insert_fresh(map, key, value);
 	return 0;
+}
+
+/*
+ * Linear probing without tombstones: the entries after the emptied slot,
+ * up to the next empty one, move back into it when their home slot allows,
+ * so that every lookup still finds them before an empty slot.
+ */
+static void empty_slot(struct dacce_hashmap *map, uint32_t hole)
+{
+	uint32_t mask = map->capacity - 1;
+
+	map->used[hole] = 0;
+	map->count--;
+	for (uint32_t j = (hole + 1) & mask; map->used[j]; j = (j + 1) & mask) {
+		uint32_t home = slot_of(map, map->keys[j]);
+		/* Stays when its home lies cyclically in (hole, j]. */
+		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+
+		if (stays)
+			continue;
+		map->keys[hole] = map->keys[j];
+		map->values[hole] = map->values[j];
+		map->used[hole] = 1;
+		map->used[j] = 0;
+		hole = j;
+	}
+}
+
+int dacce_hashmap_remove(struct dacce_hashmap *map, uint64_t key)
+{
+	if (map->capacity == 0)
+		return -ENOENT;
+	for (uint32_t i = slot_of(map, key);; i = (i + 1) & (map->capacity - 1)) {
+		if (!map->used[i])
+			return -ENOENT;
+		if (map->keys[i] == key) {
+			empty_slot(map, i);
+			return 0;
+		}
+	}
+}
+
+long dacce_hashmap_remove_range(struct dacce_hashmap *map, uint64_t lo, uint64_t hi)
+{
+	uint64_t *doomed;
+	long n = 0;
+
+	if (map->count == 0)
+		return 0;
+	doomed = malloc(sizeof(*doomed) * map->count);
+	if (!doomed)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < map->capacity; i++)
+		if (map->used[i] && map->keys[i] >= lo && map->keys[i] < hi)
+			doomed[n++] = map->keys[i];
+	for (long i = 0; i < n; i++)
+		dacce_hashmap_remove(map, doomed[i]);
+	free(doomed);
+	return n;
 }

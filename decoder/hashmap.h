@@ -28,6 +28,12 @@ int dacce_hashmap_get(const struct dacce_hashmap *map, uint64_t key, uint32_t *v
 /* Inserts or overwrites. Returns 0 or -ENOMEM. */
 int dacce_hashmap_put(struct dacce_hashmap *map, uint64_t key, uint32_t value);
 
+/* Removes key.  Returns 0, or -ENOENT when it was not there. */
+int dacce_hashmap_remove(struct dacce_hashmap *map, uint64_t key);
+
+/* Removes every key in [lo, hi).  Returns how many, or -ENOMEM (then none is removed). */
+long dacce_hashmap_remove_range(struct dacce_hashmap *map, uint64_t lo, uint64_t hi);
+
 /* A 64-bit mixer (the splitmix64 finaliser); good enough for addresses. */
 static inline uint64_t dacce_hash64(uint64_t x)
 {

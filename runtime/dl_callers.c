@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include "returns.h"
 #include "rt.h"
 #include "rt_state.h"
+#include "threads.h"
+#include "tls.h"
 
 #define NO_STAND_IN 1 /* a module with no padding to spare */
 #define NEAR_CALLER (64 * 1024) /* padding looked for around the call site first */
@@ -132,6 +136,32 @@ static uintptr_t stand_in_for(const uintptr_t *slot)
 	return at;
 }
 
+/* Instruments what was loaded since the last look, and forgets what was unloaded (rt.h). */
+static void refresh_modules(void)
+{
+	int err, saved_errno = errno;
+	sigset_t saved;
+
+	rt_lock(&saved);
+	err = rt_modules_refresh();
+	rt_unlock(&saved);
+	if (err)
+		dacce_rt_log(true, "looking at the libraries loaded: %s", strerror(-err));
+	errno = saved_errno;
+}
+
+/* Whether the code at addr is the runtime's own (its calls to the loader pass straight through). */
+static bool in_runtime_module(uintptr_t addr)
+{
+	static uintptr_t own_start;
+	struct dl_find_object found;
+
+	if (!own_start && _dl_find_object((void *)&in_runtime_module, &found) == 0)
+		own_start = (uintptr_t)found.dlfo_map_start;
+	return _dl_find_object((void *)addr, &found) == 0 &&
+	       (uintptr_t)found.dlfo_map_start == own_start;
+}
+
 uintptr_t dacce_dl_route(unsigned function, const uintptr_t *ret_slot, void **real_fn)
 {
 	struct dl_find_object found;
@@ -140,10 +170,51 @@ uintptr_t dacce_dl_route(unsigned function, const uintptr_t *ret_slot, void **re
 		find_real();
 	*real_fn = real[function];
 	/*
-	 * Lock-free and async-signal-safe: the runtime's own calls (some with
-	 * rt.lock held) and every call from a module's own code end here.
+	 * The runtime's own calls (some with rt.lock held), and calls made
+	 * inside its work (a malloc of the program's calling dlsym), go
+	 * straight on.
 	 */
-	if (_dl_find_object((void *)*ret_slot, &found) == 0 || !dacce_rt_enabled())
+	if (!dacce_rt_enabled() || dacce_thread_self()->in_runtime > 0 ||
+	    in_runtime_module(*ret_slot))
+		return 0;
+	/* Before a lookup hands out a function of a library loaded since the last look. */
+	refresh_modules();
+	/* Lock-free: every call from a module's own code ends here. */
+	if (_dl_find_object((void *)*ret_slot, &found) == 0)
 		return 0;
 	return stand_in_for(ret_slot);
+}
+
+/*
+ * dlclose: the modules it unmaps are forgotten before anything is loaded
+ * in their place, and no epoch writes code while it runs.
+ */
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+	static int (*real_dlclose)(void *);
+	int ret, err, saved_errno;
+	sigset_t saved;
+
+	if (!__atomic_load_n(&real_dlclose, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&real_dlclose,
+				 (int (*)(void *))dacce_dynsym_next((uintptr_t)&find_real, "dlclose"),
+				 __ATOMIC_RELEASE);
+	if (!real_dlclose)
+		return -1;
+	if (!dacce_rt_enabled() || dacce_thread_self()->in_runtime > 0 ||
+	    in_runtime_module((uintptr_t)__builtin_return_address(0)))
+		return real_dlclose(handle);
+	rt_lock(&saved);
+	rt.loader_busy++;
+	rt_unlock(&saved);
+	ret = real_dlclose(handle);
+	saved_errno = errno;
+	rt_lock(&saved);
+	err = rt_modules_refresh(); /* still busy: no epoch in between */
+	rt.loader_busy--;
+	rt_unlock(&saved);
+	if (err)
+		dacce_rt_log(true, "looking at the libraries loaded: %s", strerror(-err));
+	errno = saved_errno;
+	return ret;
 }

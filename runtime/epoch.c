@@ -411,6 +411,9 @@ static int reencode_stopped(struct dacce_dict *next)
 	struct rt_code_plan *plan = NULL;
 	int err;
 
+	/* A module being unloaded may be gone from under the code written: not now. */
+	if (rt.loader_busy)
+		return -EAGAIN;
 	err = collect(&all);
 	for (size_t i = 0; i < all.n && !err; i++) {
 		struct dacce_decode_error why = { 0 };

@@ -263,6 +263,35 @@ void dacce_modules_fini(struct dacce_modules *mods)
 	memset(mods, 0, sizeof(*mods));
 }
 
+int dacce_module_info_copy(struct dacce_module_info *dst, const struct dacce_module_info *src)
+{
+	*dst = *src;
+	dst->path = strdup(src->path);
+	dst->exec = malloc((src->n_exec ? src->n_exec : 1) * sizeof(*dst->exec));
+	if (!dst->path || !dst->exec) {
+		dacce_module_info_fini(dst);
+		return -ENOMEM;
+	}
+	memcpy(dst->exec, src->exec, src->n_exec * sizeof(*dst->exec));
+	return 0;
+}
+
+void dacce_module_info_fini(struct dacce_module_info *m)
+{
+	if (!m)
+		return;
+	free(m->path);
+	free(m->exec);
+	memset(m, 0, sizeof(*m));
+}
+
+bool dacce_module_info_same(const struct dacce_module_info *a, const struct dacce_module_info *b)
+{
+	return a->start == b->start && a->end == b->end && a->bias == b->bias &&
+	       a->build_id_len == b->build_id_len &&
+	       memcmp(a->build_id, b->build_id, a->build_id_len) == 0 && strcmp(a->path, b->path) == 0;
+}
+
 const struct dacce_module_info *dacce_modules_find(const struct dacce_modules *mods,
 						   uintptr_t addr)
 {

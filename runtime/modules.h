@@ -56,6 +56,13 @@ int dacce_modules_scan(struct dacce_modules *out);
 /* Frees everything; NULL-safe and safe to call twice. */
 void dacce_modules_fini(struct dacce_modules *mods);
 
+/* A copy of src that owns its own strings and ranges: 0 or -ENOMEM (dst then empty). */
+int dacce_module_info_copy(struct dacce_module_info *dst, const struct dacce_module_info *src);
+void dacce_module_info_fini(struct dacce_module_info *m);
+
+/* Whether a and b are the same file mapped at the same place. */
+bool dacce_module_info_same(const struct dacce_module_info *a, const struct dacce_module_info *b);
+
 /* The module whose PT_LOAD span [start, end) holds addr, or NULL. */
 const struct dacce_module_info *dacce_modules_find(const struct dacce_modules *mods,
 						   uintptr_t addr);

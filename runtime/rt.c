@@ -71,6 +71,7 @@
  * 70 targets: 2.4 s with 16, 1.7 s with 64, 1.9 s with 128; natively 1.0 s).
  */
 #define DISPATCH_TARGETS 64
+#define RT_LATER_MODULES 4096 /* modules instrumented after start (their places are not reused) */
 /* Room for dispatch code of n compared targets: literals, compares and the jumps to trampolines. */
 #define DISPATCH_LEN(n) (64 + 16 + (n) * 80 + 256)
 #define DISPATCH_R11_SLOT (-16)
@@ -178,8 +179,11 @@ _Noreturn void rt_fatal(const char *what, int err)
 
 struct rt_module *rt_module_at(uintptr_t addr)
 {
-	for (size_t i = 0; i < rt.n_mods; i++)
-		if (addr >= rt.mods[i].info->start && addr < rt.mods[i].info->end)
+	size_t n = __atomic_load_n(&rt.n_mods, __ATOMIC_ACQUIRE); /* entry traps read it unlocked */
+
+	for (size_t i = 0; i < n; i++)
+		if (!rt.mods[i].closed && addr >= rt.mods[i].info->start &&
+		    addr < rt.mods[i].info->end)
 			return &rt.mods[i];
 	return NULL;
 }
@@ -262,12 +266,12 @@ static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **f
 	}
 	m = dacce_modules_find(&rt.modules, target);
 	if (!m && dacce_modules_changed(&rt.modules)) {
-		/* Loaded since we last looked (dlopen). */
-		dacce_modules_fini(&rt.modules);
-		err = dacce_modules_scan(&rt.modules);
+		/* Loaded since we last looked (dlopen): instrumented now, if chosen. */
+		err = rt_modules_refresh();
 		if (err)
 			return err;
-		announce_scan(&rt.modules);
+		if (rt_module_at(target))
+			return node_at(target, node, fn);
 		m = dacce_modules_find(&rt.modules, target);
 	}
 	if (!m) {
@@ -3265,7 +3269,11 @@ static int open_modules(void)
 	size_t n = 1;
 	int err;
 
-	rt.mods = calloc(rt.at_start.n + 1, sizeof(*rt.mods));
+	rt.cap_mods = rt.at_start.n + 1 + RT_LATER_MODULES;
+	rt.mods = mmap(NULL, rt.cap_mods * sizeof(*rt.mods), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (rt.mods == MAP_FAILED)
+		rt.mods = NULL;
 	if (!wanted || !rt.mods) {
 		free(wanted);
 		return -ENOMEM;
@@ -3414,27 +3422,35 @@ static bool decode_all_wanted(void)
 	return traced();
 }
 
+/* Every function of m, with rt.lock held. */
+static int decode_module(const struct rt_module *m)
+{
+	const struct dacce_funcs *funcs = &m->funcs;
+	int err = 0;
+
+	for (size_t i = 0; i < funcs->n && !err; i++) {
+		const struct dacce_func *fn = &funcs->funcs[i], *f;
+		uint32_t node;
+
+		if (fn->end <= fn->start || (fn->flags & DACCE_FUNC_FRAGMENT) ||
+		    dacce_funcs_in_plt(funcs, fn->start))
+			continue;
+		err = node_at(fn->start, &node, &f);
+		if (!err && f == fn)
+			err = decode_function(fn, node);
+	}
+	return err;
+}
+
 static int decode_all(void)
 {
 	sigset_t saved;
 	int err = 0;
 
 	rt_lock(&saved);
-	for (size_t m = 0; m < rt.n_mods && !err; m++) {
-		const struct dacce_funcs *funcs = &rt.mods[m].funcs;
-
-		for (size_t i = 0; i < funcs->n && !err; i++) {
-			const struct dacce_func *fn = &funcs->funcs[i], *f;
-			uint32_t node;
-
-			if (fn->end <= fn->start || (fn->flags & DACCE_FUNC_FRAGMENT) ||
-			    dacce_funcs_in_plt(funcs, fn->start))
-				continue;
-			err = node_at(fn->start, &node, &f);
-			if (!err && f == fn)
-				err = decode_function(fn, node);
-		}
-	}
+	rt.decode_everything = true;
+	for (size_t m = 0; m < rt.n_mods && !err; m++)
+		err = decode_module(&rt.mods[m]);
 	rt_unlock(&saved);
 	return err;
 }
@@ -3445,6 +3461,209 @@ static bool already_decoded(const struct dacce_func *fn, void *ctx)
 
 	(void)ctx;
 	return dacce_hashmap_get(&rt.decoded, fn->start, &node) == 0;
+}
+
+/* ------------------------------------------------------------------ modules loaded later */
+
+/*
+ * Drops site's targets in [start, end), an unloaded module's, and gives it
+ * dispatch code without them: a library loaded there later has other
+ * functions at those addresses.  The old code and lookup table stay (a
+ * thread may be running them); with rt.lock held.
+ */
+static int forget_targets(uint32_t index, uintptr_t start, uintptr_t end)
+{
+	struct rt_site *site = &rt.sites[index];
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < site->n_by_target; i++)
+		if (site->by_target[i].target < start || site->by_target[i].target >= end)
+			site->by_target[kept++] = site->by_target[i];
+	if (kept == site->n_by_target)
+		return 0;
+	site->n_by_target = kept;
+	if (!site->dispatched)
+		return 0; /* a trapped site looks its targets up in by_target */
+	site->table = NULL;
+	if (kept > DISPATCH_TARGETS) {
+		site->table = dacce_lookup_new();
+		if (!site->table)
+			return -ENOMEM;
+		for (uint32_t i = DISPATCH_TARGETS; i < kept; i++)
+			dacce_lookup_set(site->table, site->by_target[i].target,
+					 site->by_target[i].tramp);
+	}
+	return redispatch(index);
+}
+
+/*
+ * Forgets m, unloaded: its sites (epochs must not write where it was), its
+ * decoded functions, trapped addresses and setjmp return addresses, and the
+ * targets in it of every other site.  Its graph nodes and edges stay: the
+ * same library loaded again has the same ones.  With rt.lock held.
+ */
+static int close_module(struct rt_module *m)
+{
+	uintptr_t start = m->info->start, end = m->info->end;
+	int err = 0;
+
+	m->closed = true;
+	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites && !err; i++) {
+		struct rt_site *site = &rt.sites[i];
+
+		if (!site->scan.addr)
+			continue;
+		if (site->scan.addr >= start && site->scan.addr < end) {
+			free(site->by_target);
+			memset(site, 0, sizeof(*site));
+		} else {
+			err = forget_targets(i, start, end);
+		}
+	}
+	if (!err && (dacce_hashmap_remove_range(&rt.decoded, start, end) < 0 ||
+		     dacce_hashmap_remove_range(&rt.trapped_at, start, end) < 0 ||
+		     dacce_hashmap_remove_range(&rt.entry_site, start, end) < 0 ||
+		     dacce_hashmap_remove_range(&rt.thunk_at, start, end) < 0))
+		err = -ENOMEM;
+	dacce_entries_fini(&m->entries);
+	dacce_padding_fini(&m->padding);
+	dacce_plt_names_fini(&m->plt_names);
+	dacce_cfa_close(m->cfa);
+	m->cfa = NULL;
+	dacce_funcs_fini(&m->funcs);
+	/* m->info stays: a thread may be reading it in rt_module_at, without the lock. */
+	dacce_rt_log(false, "library %s unloaded: no longer instrumented", m->info->path);
+	return err;
+}
+
+/*
+ * Whether m's code is a new mapping of the same file at the same place
+ * (unloaded and loaded again between two looks): every byte the runtime
+ * wrote into it that is checked (its first sites, else its watched
+ * entries) reads as the file's.
+ */
+static bool mapped_again(const struct rt_module *m)
+{
+	unsigned checked = 0, pristine = 0;
+	bool sites_checked;
+
+	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites && checked < 16; i++) {
+		const struct rt_site *site = &rt.sites[i];
+
+		if (site->scan.addr < m->info->start || site->scan.addr >= m->info->end)
+			continue;
+		checked++;
+		pristine += memcmp((const void *)site->scan.addr, site->original, site->scan.len) == 0;
+	}
+	sites_checked = checked > 0;
+	for (size_t i = 0; i < m->funcs.n && checked < 16 && !sites_checked; i++) {
+		uint8_t byte;
+
+		if (dacce_entries_original(&m->entries, &m->funcs.funcs[i], &byte) != 1)
+			continue;
+		checked++;
+		pristine += *(const volatile uint8_t *)m->funcs.funcs[i].start != DACCE_TRAP_BYTE;
+	}
+	return checked > 0 && pristine == checked;
+}
+
+static bool still_loaded(const struct rt_module *m, bool some_unloaded)
+{
+	for (size_t i = 0; i < rt.modules.n; i++)
+		if (dacce_module_info_same(&rt.modules.mods[i], m->info))
+			return !some_unloaded || !mapped_again(m);
+	return false;
+}
+
+/* Instruments info, loaded after start, in the next place of rt.mods; 0 or a negative errno. */
+static int open_later_module(const struct dacce_module_info *info)
+{
+	struct dacce_module_info *copy;
+	struct rt_module *m;
+	int err;
+
+	if (rt.n_mods == rt.cap_mods) {
+		dacce_rt_log(true, "library %s left alone: %d libraries were loaded after start",
+			     info->path, RT_LATER_MODULES);
+		return 0;
+	}
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	err = dacce_module_info_copy(copy, info);
+	if (err) {
+		free(copy);
+		return err;
+	}
+	m = &rt.mods[rt.n_mods];
+	err = open_module(copy, m);
+	if (err) {
+		dacce_module_info_fini(copy);
+		free(copy);
+		return err == -ENOTSUP ? 0 : err;
+	}
+	m->later = true;
+	if (!getenv("LD_AUDIT") &&
+	    (err = dacce_plt_names_load(m->info, &m->funcs, callee_instrumented, NULL, &m->plt_names)))
+		dacce_rt_log(true, "calls through %s's lazily bound PLT slots stay calls out: %s",
+			     info->path, strerror(-err));
+	/* Found by rt_module_at from here on: entry traps look for it unlocked. */
+	__atomic_store_n(&rt.n_mods, rt.n_mods + 1, __ATOMIC_RELEASE);
+	if (rt.decode_everything)
+		err = decode_module(m);
+	else if ((err = dacce_entries_arm(&m->entries, &m->funcs, already_decoded, NULL)))
+		dacce_rt_log(true, "functions of %s first entered from code left alone are not "
+			     "instrumented: %s", info->path, strerror(-err));
+	dacce_rt_log(false, "instrumenting library %s (%zu functions), loaded after start",
+		     info->path, m->funcs.n);
+	return rt.decode_everything ? err : 0;
+}
+
+/* A module looked at once and left alone, named by its place and build-id. */
+static uint64_t refusal_key(const struct dacce_module_info *info)
+{
+	uint64_t id = 0;
+
+	memcpy(&id, info->build_id, info->build_id_len < sizeof(id) ? info->build_id_len : sizeof(id));
+	return info->start ^ id;
+}
+
+int rt_modules_refresh(void)
+{
+	static struct dacce_hashmap left_alone; /* refusal_key -> 1 */
+	unsigned long long subs_before = rt.modules.subs;
+	bool *wanted = NULL, some_unloaded;
+	int err;
+
+	if (!rt.mods || !dacce_modules_changed(&rt.modules))
+		return 0;
+	dacce_modules_fini(&rt.modules);
+	err = dacce_modules_scan(&rt.modules);
+	if (err)
+		return err;
+	announce_scan(&rt.modules);
+	some_unloaded = rt.modules.subs != subs_before;
+	for (size_t i = 0; i < rt.n_mods && !err; i++)
+		if (rt.mods[i].later && !rt.mods[i].closed && !still_loaded(&rt.mods[i], some_unloaded))
+			err = close_module(&rt.mods[i]);
+	wanted = calloc(rt.modules.n ? rt.modules.n : 1, sizeof(*wanted));
+	if (!err && !wanted)
+		err = -ENOMEM;
+	if (!err && dacce_libraries_choose(&rt.modules, (uintptr_t)&rt_modules_refresh, wanted))
+		memset(wanted, 0, rt.modules.n * sizeof(*wanted));
+	for (size_t i = 0; i < rt.modules.n && !err; i++) {
+		const struct dacce_module_info *info = &rt.modules.mods[i];
+		uint32_t seen;
+
+		if (rt_module_at(info->start) ||
+		    dacce_hashmap_get(&left_alone, refusal_key(info), &seen) == 0)
+			continue;
+		err = wanted[i] ? open_later_module(info) : 0;
+		if (!err && !rt_module_at(info->start))
+			err = dacce_hashmap_put(&left_alone, refusal_key(info), 1);
+	}
+	free(wanted);
+	return err;
 }
 
 int dacce_rt_start(uintptr_t main_fn)

@@ -86,12 +86,16 @@ struct rt_site {
 };
 
 /*
- * Code the runtime instruments: the program (rt.mods[0]) and the libraries
- * loaded with it that libraries.h chooses.  The array never moves once
- * made (entries and padding point into it).
+ * Code the runtime instruments: the program (rt.mods[0]), the libraries
+ * loaded with it that libraries.h chooses, and those it chooses among the
+ * ones loaded later (dlopen).  The array never moves once made (entries and
+ * padding point into it); a module unloaded is closed, its place not reused.
  */
 struct rt_module {
 	const struct dacce_module_info *info;
+	struct dacce_module_info own_info; /* a later module's info is this copy */
+	bool later;  /* loaded after start */
+	bool closed; /* unloaded: nothing of it is instrumented any more */
 	struct dacce_funcs funcs;
 	struct dacce_cfa *cfa;		  /* NULL: no unwind information */
 	struct dacce_entry_watch entries; /* its functions not decoded yet trap on entry */
@@ -115,7 +119,13 @@ struct rt_state {
 	struct dacce_modules modules;	/* rescanned after dlopen/dlclose */
 	const struct dacce_module_info *exe;
 	struct rt_module *mods; /* mods[0] is the program */
-	size_t n_mods;
+	size_t n_mods, cap_mods;
+	bool decode_everything; /* under a debugger: modules loaded later are decoded whole too */
+	/*
+	 * Threads inside dlclose (dl_callers.c): their modules may be unmapped
+	 * at any moment, so no epoch writes code until they are forgotten.
+	 */
+	unsigned loader_busy;
 	struct dacce_leaves leaves;	/* calls out that are leaf calls (leaves.h) */
 	pthread_key_t adopted_key;	  /* set in threads adopted at an entry trap */
 	bool adopted_key_made;
@@ -157,6 +167,13 @@ extern struct rt_state rt __attribute__((visibility("hidden")));
 
 /* The instrumented module whose address range holds addr, or NULL. */
 struct rt_module *rt_module_at(uintptr_t addr);
+
+/*
+ * Brings the instrumented modules in line with those loaded now: forgets
+ * the ones unloaded since the last look, and instruments the new ones
+ * libraries.h chooses.  rt.lock held; 0 or a negative errno.
+ */
+int rt_modules_refresh(void);
 
 /* Locks with every signal blocked: a handler on this thread must not wait for us. */
 void rt_lock(sigset_t *saved);

@@ -8,10 +8,14 @@
  * otherwise).  The program calls into the library through dlsym'd pointers
  * (the same indirect sites meet the first copy's functions, then the
  * second's and third's) and the library calls back into the program
- * (partial contexts), which calls into the library again.  Probes in the
- * callbacks, and after every call into the library, where the context must
- * be exact again.
+ * , which calls into the library again.  Each copy is instrumented when it
+ * is loaded and forgotten when it is closed: PROBE_LIBRARY makes the
+ * library's frames count as the program's, so the probes in the callbacks
+ * (under the library's frames, 3 deep for lib_nested) must be exact, as
+ * must those after every call into the library.  A copy landing where an
+ * earlier one was must not be taken for it.
  */
+#define PROBE_LIBRARY "libdlreload-"
 #include <limits.h>
 #include <link.h>
 #include <sys/mman.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The library dlreload.c opens, closes and opens again (built by
- * run-programs.sh as libdlreload-VARIANT.so with the program's flags).  Not
- * instrumented: calls into it are boundary edges, and the program's
- * callbacks it calls run with partial contexts.  No call back is in tail
+ * run-programs.sh as libdlreload-VARIANT.so with the program's flags), and
+ * instrumented by the runtime at each load: calls into it and the
+ * program's callbacks it calls have exact contexts.  No call back is in tail
  * position: natively the library's frame must stay on the stack, or the
- * native stack would not show that the callback came from a library.
+ * native stack would not show that the callback came from the library.
  */
 typedef int (*callback_fn)(int);
 
