@@ -111,10 +111,15 @@ struct dacce_ev_code_region {
 /*
  * site_caller of generated code that stands for no call site: the tail-call
  * return stub (DACCE_CODE_TAIL_STUB, once per process) or other code a stack
- * walk may meet in a return-address slot (DACCE_CODE_NO_SITE: setjmp thunks).
+ * walk may meet in a return-address slot (DACCE_CODE_NO_SITE: setjmp thunks;
+ * DACCE_CODE_STAND_IN: a `ret` byte the runtime wrote into a module, which
+ * the loader's functions return through to the runtime when called from
+ * generated code, runtime/dl_callers.h: a walk steps over it as over a
+ * `ret`, and it is no frame of the program).
  */
 #define DACCE_CODE_TAIL_STUB 0xffffffffu
 #define DACCE_CODE_NO_SITE 0xfffffffeu
+#define DACCE_CODE_STAND_IN 0xfffffffdu
 
 struct dacce_ev_code_entry {
 	struct dacce_ev_header h;

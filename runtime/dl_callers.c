@@ -2,7 +2,6 @@
 #include "dl_callers.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <Zydis/Zydis.h>
-
+#include "dacce_events.h"
 #include "dynsym.h"
+#include "entry_notes.h"
 #include "patch.h"
 #include "returns.h"
 #include "rt.h"
@@ -22,7 +21,6 @@
 
 #define NO_STAND_IN 1 /* a module with no padding to spare */
 #define NEAR_CALLER (64 * 1024) /* padding looked for around the call site first */
-#define FINI_MAX 64 /* bytes of _fini looked through for its `ret` */
 
 static const char *const names[DACCE_DL_FUNCTIONS] = {
 	[DACCE_DL_OPEN] = "dlopen",
@@ -55,43 +53,31 @@ static void find_real(void)
 }
 
 /*
- * The `ret` of m's _fini (DT_FINI), which has no call site: nothing ever
- * patches it (only a function's first byte is, and scan.c never borrows a
- * `ret` for a short site).  0 when there is none.
+ * Two bytes past the end of m's executable segments, in the last page they
+ * map: nothing runs there, and the loader counts them as m's.  0 when a
+ * segment ends on a page boundary.
  */
-static uintptr_t fini_ret(const struct rt_module *m)
+static uintptr_t page_tail(const struct rt_module *m)
 {
-	uintptr_t fini = dacce_dynamic_address(m->info->start, DT_FINI);
-	const struct dacce_func *fn = fini ? dacce_funcs_find(&m->funcs, fini) : NULL;
-	uint8_t code[FINI_MAX];
-	size_t len, at = 0;
-	ZydisDecoder decoder;
+	long page = sysconf(_SC_PAGESIZE);
 
-	if (!fn || fn->start != fini || rt_module_at(fini) != m ||
-	    !ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64,
-					   ZYDIS_STACK_WIDTH_64)))
-		return 0;
-	len = m->info->end - fini < FINI_MAX ? m->info->end - fini : FINI_MAX;
-	memcpy(code, (const void *)fini, len);
-	dacce_entries_original(&m->entries, fn, &code[0]); /* its entry may still be watched */
-	while (at < len) {
-		ZydisDecoderContext ctx;
-		ZydisDecodedInstruction insn;
+	for (size_t i = 0; i < m->info->n_exec; i++) {
+		uintptr_t end = m->info->exec[i].end;
 
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, &ctx, code + at, len - at,
-								&insn)))
-			return 0;
-		at += insn.length;
-		if (insn.mnemonic == ZYDIS_MNEMONIC_RET && at > insn.length && code[at - 1] == 0xc3)
-			return fini + at - 1; /* `rep ret` too: its last byte alone is a ret */
-		if (insn.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
-		    insn.meta.category == ZYDIS_CATEGORY_RET)
-			return 0;
+		if (page > 0 && (end & (uintptr_t)(page - 1)) &&
+		    (uintptr_t)page - (end & (uintptr_t)(page - 1)) >= 2)
+			return end;
 	}
 	return 0;
 }
 
-/* A `ret` byte in m's code nothing patches, written into its padding on first use; 0 when none. */
+/*
+ * The `ret` byte for calls from m (dl_callers.h), written on first use; 0
+ * when m has no room.  It is the second of two bytes nothing runs: padding
+ * between functions, else the rest of the last page of its code.  A stack
+ * walker then meets it as a return address whose previous byte is no
+ * instruction either (the validator steps over it, told by the note).
+ */
 static uintptr_t stand_in_of(struct rt_module *m, uintptr_t near)
 {
 	static const uint8_t ret = 0xc3;
@@ -101,28 +87,44 @@ static uintptr_t stand_in_of(struct rt_module *m, uintptr_t near)
 		return 0;
 	if (m->stand_in_return)
 		return m->stand_in_return;
-	at = dacce_padding_take(&m->padding, near - NEAR_CALLER, near + NEAR_CALLER, 1);
+	at = dacce_padding_take(&m->padding, near - NEAR_CALLER, near + NEAR_CALLER, 2);
 	if (!at)
-		at = dacce_padding_take(&m->padding, m->info->start, m->info->end, 1);
-	/* Nothing runs in padding: the byte is written, then made visible before anything returns there. */
-	if (at && dacce_patch_write_quiet(at, &ret, 1) == 0) {
+		at = dacce_padding_take(&m->padding, m->info->start, m->info->end, 2);
+	if (!at)
+		at = page_tail(m);
+	/* Nothing runs there: the byte is written, then made visible before anything returns to it. */
+	if (at && dacce_patch_write_quiet(at + 1, &ret, 1) == 0) {
 		dacce_patch_sync_cores();
-		m->stand_in_return = at;
-		return at;
-	}
-	at = fini_ret(m);
-	if (at) {
-		m->stand_in_return = at;
-		return at;
+		m->stand_in_return = at + 1;
+		dacce_entry_note(at + 1, DACCE_CODE_STAND_IN, 0);
+		return at + 1;
 	}
 	m->stand_in_return = NO_STAND_IN;
-	dacce_rt_log(true, "%s has no padding to spare and no _fini: dlopen and dlsym called from its patched "
-		     "sites see the program as their caller", m->info->path);
+	dacce_rt_log(true, "%s has no room for a return byte: dlopen and dlsym called from its "
+		     "patched sites see the program as their caller", m->info->path);
 	return 0;
 }
 
-/* Where the call whose return address is at slot returns natively, in an instrumented module. */
-static uintptr_t stand_in_for(const uintptr_t *slot)
+/*
+ * Whether glibc would do otherwise for this call with the caller it cannot
+ * find, for which it takes the program (see dl_callers.h).
+ */
+static bool caller_matters(unsigned function, uintptr_t arg0, bool from_program)
+{
+	switch (function) {
+	case DACCE_DL_SYM:
+	case DACCE_DL_VSYM:
+		return arg0 == (uintptr_t)RTLD_NEXT || (arg0 == (uintptr_t)RTLD_DEFAULT && !from_program);
+	default:
+		return !from_program;
+	}
+}
+
+/*
+ * A `ret` in the module the call whose return address is at slot returns
+ * to natively, when its caller matters; else 0.
+ */
+static uintptr_t stand_in_for(unsigned function, const uintptr_t *slot, uintptr_t arg0)
 {
 	struct rt_module *m;
 	uintptr_t native, at = 0;
@@ -130,7 +132,7 @@ static uintptr_t stand_in_for(const uintptr_t *slot)
 
 	rt_lock(&saved);
 	if (rt_return_native(dacce_tls_self(), *slot, (uintptr_t)slot, &native) == 1 &&
-	    (m = rt_module_at(native)))
+	    (m = rt_module_at(native)) && caller_matters(function, arg0, m->info->is_main))
 		at = stand_in_of(m, native);
 	rt_unlock(&saved);
 	return at;
@@ -142,6 +144,9 @@ static void refresh_modules(void)
 	int err, saved_errno = errno;
 	sigset_t saved;
 
+	/* Unlocked first (a race only sends us to look under the lock): most calls load nothing. */
+	if (!dacce_modules_changed(&rt.modules))
+		return;
 	rt_lock(&saved);
 	err = rt_modules_refresh();
 	rt_unlock(&saved);
@@ -162,7 +167,8 @@ static bool in_runtime_module(uintptr_t addr)
 	       (uintptr_t)found.dlfo_map_start == own_start;
 }
 
-uintptr_t dacce_dl_route(unsigned function, const uintptr_t *ret_slot, void **real_fn)
+uintptr_t dacce_dl_route(unsigned function, const uintptr_t *ret_slot, void **real_fn,
+			 uintptr_t arg0)
 {
 	struct dl_find_object found;
 
@@ -182,7 +188,7 @@ uintptr_t dacce_dl_route(unsigned function, const uintptr_t *ret_slot, void **re
 	/* Lock-free: every call from a module's own code ends here. */
 	if (_dl_find_object((void *)*ret_slot, &found) == 0)
 		return 0;
-	return stand_in_for(ret_slot);
+	return stand_in_for(function, ret_slot, arg0);
 }
 
 /*

@@ -25,6 +25,7 @@ dl_common:
 	push	%rdx
 	push	%rcx
 	sub	$16, %rsp		/* the real function's address at 0(%rsp) */
+	mov	%rdi, %rcx		/* its first argument */
 	mov	%eax, %edi
 	lea	8(%rbp), %rsi		/* the slot of our return address */
 	mov	%rsp, %rdx

@@ -14,12 +14,6 @@ struct dynamic_tables {
 	const uint32_t *gnu_hash, *sysv_hash;
 };
 
-struct entry_search {
-	uintptr_t addr;
-	long tag;
-	uintptr_t found;
-};
-
 struct next_search {
 	uintptr_t after;
 	const char *name;
@@ -171,27 +165,6 @@ static int search_next(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	s->found = t.bias + t.symtab[index].st_value;
 	return 1;
-}
-
-static int search_entry(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct entry_search *s = arg;
-
-	(void)size;
-	if (!holds(info, s->addr))
-		return 0;
-	for (const ElfW(Dyn) *dyn = dynamic_section(info); dyn && dyn->d_tag != DT_NULL; dyn++)
-		if (dyn->d_tag == s->tag)
-			s->found = (uintptr_t)dynamic_pointer(info->dlpi_addr, dyn->d_un.d_ptr);
-	return 1;
-}
-
-uintptr_t dacce_dynamic_address(uintptr_t addr, long tag)
-{
-	struct entry_search s = { .addr = addr, .tag = tag };
-
-	dl_iterate_phdr(search_entry, &s);
-	return s.found;
 }
 
 uintptr_t dacce_dynsym_next(uintptr_t after, const char *name)

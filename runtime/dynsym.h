@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symbols and dynamic entries of loaded modules, read from their dynamic
- * sections in memory (GNU or SysV hash), without dlsym: the runtime interposes dlsym
+ * Symbols of loaded modules, read from their dynamic symbol tables in
+ * memory (GNU or SysV hash), without dlsym: the runtime interposes dlsym
  * itself (dl_callers.h) and must find libc's before it can forward to it.
  */
 #ifndef DACCE_RT_DYNSYM_H
@@ -15,8 +15,5 @@
  * dlsym(RTLD_NEXT, name) called from that module finds it; 0 when none.
  */
 uintptr_t dacce_dynsym_next(uintptr_t after, const char *name);
-
-/* The address of the loaded module holding addr that its dynamic entry tag gives (DT_FINI), or 0. */
-uintptr_t dacce_dynamic_address(uintptr_t addr, long tag);
 
 #endif

@@ -30,6 +30,10 @@ static bool is_system_library(const char *path)
 {
 	const char *name = base_name(path);
 
+	/* glibc's character set converters: glibc loads and unloads them itself, out of dlclose's sight. */
+	if (strstr(path, "/gconv/"))
+		return true;
+
 	for (size_t i = 0; i < sizeof(system_libraries) / sizeof(system_libraries[0]); i++)
 		if (strncmp(name, system_libraries[i], strlen(system_libraries[i])) == 0)
 			return true;

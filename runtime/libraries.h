@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which libraries loaded with the program the runtime instruments too.
- * Not: the dynamic loader, the vDSO, glibc's own libraries and the
- * toolchain's (libc, libm, libpthread, ..., libgcc_s, libstdc++: the
- * runtime calls them, and they run the unwinder and the loader's
- * callbacks), sanitizer runtimes, the runtime itself and every library it
+ * Which libraries loaded with the program, or later by dlopen, the runtime
+ * instruments too.  Not: the dynamic loader, the vDSO, glibc's own libraries
+ * (its gconv modules too) and the toolchain's (libc, libm, libpthread, ...,
+ * libgcc_s, libstdc++: the runtime calls them, and they run the unwinder and
+ * the loader's callbacks), sanitizer runtimes, the runtime itself and every library it
  * depends on (libelf, libdw, libz, ...: the runtime's own calls must never
  * run instrumented code).  DACCE_LIBS=0 instruments the program alone.
  */

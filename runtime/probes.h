@@ -25,7 +25,9 @@
  *                                                         DACCE_CODE_TAIL_STUB: the tail-call
  *                                                         return stub (runtime/tail.h);
  *                                                         DACCE_CODE_NO_SITE: other code of no
- *                                                         site (setjmp thunks).  Batched
+ *                                                         site (setjmp thunks);
+ *                                                         DACCE_CODE_STAND_IN: a `ret` byte in
+ *                                                         a module (dl_callers.h).  Batched
  *                                                         (runtime/entry_notes.h)
  *   epoch        (epoch, max_id, n_nodes, n_edges, dict, dict_len, pause_ns, driver)
  *                driver: 0 start, 1 the built-in policy, 2 the controller

@@ -38,6 +38,8 @@ struct image {
 	struct site_code *code; /* sorted by start */
 	size_t n_code;
 	uint64_t tail_stub; /* 0 when the runtime announced none */
+	uint64_t *stand_ins; /* `ret` bytes the loader's functions return through (DACCE_CODE_STAND_IN) */
+	size_t n_stand_ins;
 };
 
 struct validator {
@@ -130,6 +132,7 @@ static void image_fini(struct image *im)
 {
 	dacce_unwinder_free(im->unwinder);
 	free(im->code);
+	free(im->stand_ins);
 	*im = (struct image){ 0 };
 }
 
@@ -196,6 +199,56 @@ static int load_site_code(struct dacce_model *model, struct image *im)
 	return 0;
 }
 
+/*
+ * The `ret` bytes the runtime wrote into modules (runtime/dl_callers.h): a
+ * frame returning to one steps over it as the `ret` does, to the runtime's
+ * code under it.  The byte before each is no instruction either, so a
+ * return address there is looked up in the 2 bytes from it.
+ */
+static int load_stand_ins(struct dacce_model *model, struct image *im)
+{
+	static const struct dacce_code_step over_ret = { .rule = DACCE_CODE_RETURN_AT_SP };
+	sqlite3_stmt *stmt = dacce_store_prepare(
+		model->store,
+		"SELECT address FROM code_entries WHERE proc = ?1 AND site_caller = ?2");
+	size_t cap = 0;
+	int err = 0;
+
+	if (!stmt)
+		return -EIO;
+	sqlite3_bind_int64(stmt, 1, im->proc->id);
+	sqlite3_bind_int64(stmt, 2, DACCE_CODE_STAND_IN);
+	while (!err && sqlite3_step(stmt) == SQLITE_ROW) {
+		uint64_t address = (uint64_t)sqlite3_column_int64(stmt, 0);
+
+		if (im->n_stand_ins == cap) {
+			uint64_t *grown;
+
+			cap = cap ? 2 * cap : 8;
+			grown = realloc(im->stand_ins, cap * sizeof(*grown));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			im->stand_ins = grown;
+		}
+		im->stand_ins[im->n_stand_ins++] = address;
+		err = dacce_unwinder_add_code(im->unwinder, address - 1, 2, &over_ret);
+		if (err == -EEXIST)
+			err = 0;
+	}
+	sqlite3_finalize(stmt);
+	return err;
+}
+
+static bool is_stand_in(const struct image *im, uint64_t pc)
+{
+	for (size_t i = 0; i < im->n_stand_ins; i++)
+		if (im->stand_ins[i] == pc)
+			return true;
+	return false;
+}
+
 /* The site whose generated code holds address, or NULL. */
 static const struct site_code *site_code_at(const struct image *im, uint64_t address)
 {
@@ -228,6 +281,8 @@ static int image_init(const struct validator *v, struct dacce_model_proc *p, str
 	if (!im->unwinder)
 		return -ENOMEM;
 	err = load_site_code(v->model, im);
+	if (!err)
+		err = load_stand_ins(v->model, im);
 	for (size_t i = 0; !err && i < im->n_code; i++) {
 		const struct dacce_model_module *m = NULL;
 		struct dacce_code_step step = { .rule = DACCE_CODE_STOP };
@@ -277,7 +332,9 @@ static int physical_frames(const struct image *im, const struct dacce_unwind_fra
 		const struct site_code *code = site_code_at(im, lookup);
 		struct dacce_vframe f = { .kind = DACCE_VF_OUTSIDE, .address = pc };
 
-		if (code && frames[i].exact && (i == 0 || pc == code->start)) {
+		if (is_stand_in(im, pc)) {
+			/* The runtime's: between the loader's function and the call into it. */
+		} else if (code && frames[i].exact && (i == 0 || pc == code->start)) {
 			f.kind = DACCE_VF_AT; /* at a site's code: still in its function */
 			f.node = code->caller;
 		} else if (code && frames[i].exact) {
