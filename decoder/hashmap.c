@@ -26,18 +26,29 @@ static uint32_t slot_of(const struct dacce_hashmap *map, uint64_t key)
 	return (uint32_t)dacce_hash64(key) & (map->capacity - 1);
 }
 
-int dacce_hashmap_get(const struct dacce_hashmap *map, uint64_t key, uint32_t *value)
+/* The slot holding key: true and *slot, or false when key is not there. */
+static bool find_slot(const struct dacce_hashmap *map, uint64_t key, uint32_t *slot)
 {
 	if (map->capacity == 0)
-		return -ENOENT;
+		return false;
 	for (uint32_t i = slot_of(map, key);; i = (i + 1) & (map->capacity - 1)) {
 		if (!map->used[i])
-			return -ENOENT;
+			return false;
 		if (map->keys[i] == key) {
-			*value = map->values[i];
-			return 0;
+			*slot = i;
+			return true;
 		}
 	}
+}
+
+int dacce_hashmap_get(const struct dacce_hashmap *map, uint64_t key, uint32_t *value)
+{
+	uint32_t i;
+
+	if (!find_slot(map, key, &i))
+		return -ENOENT;
+	*value = map->values[i];
+	return 0;
 }
 
 static void insert_fresh(struct dacce_hashmap *map, uint64_t key, uint32_t value)
@@ -78,17 +89,12 @@ static int grow(struct dacce_hashmap *map)
 
 int dacce_hashmap_put(struct dacce_hashmap *map, uint64_t key, uint32_t value)
 {
+	uint32_t i;
 	int err;
 
-	if (map->capacity) {
-		for (uint32_t i = slot_of(map, key);; i = (i + 1) & (map->capacity - 1)) {
-			if (!map->used[i])
-				break;
-			if (map->keys[i] == key) {
-				map->values[i] = value;
-				return 0;
-			}
-		}
+	if (find_slot(map, key, &i)) {
+		map->values[i] = value;
+		return 0;
 	}
 	/* Keep the load factor at or below 1/2 so probes stay short. */
 	if ((uint64_t)(map->count + 1) * 2 > map->capacity) {
@@ -128,16 +134,12 @@ static void empty_slot(struct dacce_hashmap *map, uint32_t hole)
 
 int dacce_hashmap_remove(struct dacce_hashmap *map, uint64_t key)
 {
-	if (map->capacity == 0)
+	uint32_t i;
+
+	if (!find_slot(map, key, &i))
 		return -ENOENT;
-	for (uint32_t i = slot_of(map, key);; i = (i + 1) & (map->capacity - 1)) {
-		if (!map->used[i])
-			return -ENOENT;
-		if (map->keys[i] == key) {
-			empty_slot(map, i);
-			return 0;
-		}
-	}
+	empty_slot(map, i);
+	return 0;
 }
 
 long dacce_hashmap_remove_range(struct dacce_hashmap *map, uint64_t lo, uint64_t hi)

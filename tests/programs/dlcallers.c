@@ -19,6 +19,7 @@
 
 #include "dlcallers.h"
 #include "probe.h"
+#include "programplace.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -110,19 +111,13 @@ NOINLINE static void *open_here(const char *name)
 /* dlcallers.dir/libdlcallers-runpath.so next to the program: a link to the library itself. */
 static void make_runpath_link(void)
 {
-	char exe[PATH_MAX], dir[PATH_MAX + 32], link[PATH_MAX + 64], target[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
+	char dir[PATH_MAX], subdir[PATH_MAX + 32], link[PATH_MAX + 64], target[PATH_MAX];
+	const char *name = program_place(dir, sizeof(dir));
 
-	if (n <= 0)
-		exit(2);
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	*slash = 0;
-	snprintf(dir, sizeof(dir), "%s/dlcallers.dir", exe);
-	snprintf(link, sizeof(link), "%s/libdlcallers-runpath.so", dir);
-	snprintf(target, sizeof(target), "../lib%s.so", slash + 1);
-	if (mkdir(dir, 0755) && errno != EEXIST)
+	snprintf(subdir, sizeof(subdir), "%s/dlcallers.dir", dir);
+	snprintf(link, sizeof(link), "%s/libdlcallers-runpath.so", subdir);
+	snprintf(target, sizeof(target), "../lib%s.so", name);
+	if (mkdir(subdir, 0755) && errno != EEXIST)
 		exit(2);
 	unlink(link);
 	if (symlink(target, link))

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "programplace.h"
 
 #define NOINLINE __attribute__((noinline))
 
@@ -39,22 +40,6 @@ static volatile int sink;
 static struct lib lib;
 
 static char lib_path[PATH_MAX];
-
-/* libNAME.so next to the program: the program is tests' build/programs/NAME. */
-static void find_library(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		exit(2);
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	*slash = 0;
-	if ((size_t)snprintf(lib_path, sizeof(lib_path), "%s/lib%.200s.so", exe, slash + 1) >= sizeof(lib_path))
-		exit(2);
-}
 
 NOINLINE static int open_library(void)
 {
@@ -167,7 +152,7 @@ int main(void)
 	size_t mapped;
 	int r = 0, moved;
 
-	find_library();
+	library_next_to_program(lib_path, sizeof(lib_path));
 	if (!open_library())
 		return 4;
 	r += use_library(0);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "programplace.h"
 
 #define NOINLINE __attribute__((noinline))
 #define THREADS 3
@@ -25,22 +26,6 @@ typedef int (*work_fn)(callback_fn, int);
 
 static char lib_path[PATH_MAX];
 static volatile int sink;
-
-/* libNAME.so next to the program: the program is tests' build/programs/NAME. */
-static void find_library(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		exit(2);
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	*slash = 0;
-	if ((size_t)snprintf(lib_path, sizeof(lib_path), "%s/lib%.200s.so", exe, slash + 1) >= sizeof(lib_path))
-		exit(2);
-}
 
 NOINLINE static int deeper(int x)
 {
@@ -89,7 +74,7 @@ int main(void)
 	pthread_t threads[THREADS];
 	long total = 0;
 
-	find_library();
+	library_next_to_program(lib_path, sizeof(lib_path));
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&threads[i], NULL, thread_main, NULL))
 			return 2;
