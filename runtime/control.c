@@ -3,6 +3,7 @@
 #include "control.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -60,6 +61,15 @@ bool dacce_control_connect(void)
 bool dacce_control_attached(void)
 {
 	return control_fd >= 0;
+}
+
+bool dacce_control_wait(long ms)
+{
+	struct pollfd channel = { .fd = control_fd, .events = POLLIN };
+
+	if (control_fd < 0)
+		return false;
+	return poll(&channel, 1, (int)ms) > 0;
 }
 
 static void detach(void)

@@ -23,6 +23,11 @@ bool dacce_control_connect(void);
 bool dacce_control_attached(void);
 
 /*
+ * Waits up to ms for the controller to write: true when something is there
+ * to take (or the channel closed), false on a timeout or with no controller.
+ */
+bool dacce_control_wait(long ms);
+/*
  * Takes a pending request without waiting: true when the controller asked
  * for an epoch (its hints are then added to the graph's frequencies, under
  * the runtime lock).  A closed channel detaches (the built-in policy resumes).
