@@ -31,6 +31,13 @@ struct dacce_snapshot {
 struct dacce_decode_error {
 	const char *message;
 	uint32_t frames_done; /* frames decoded before the failure */
+	/*
+	 * dacce_translate's -EAGAIN for a frame entered by a tail call that is
+	 * free now and would need a record in the new epoch: a tail edge of
+	 * that frame which, left free by the new encoding, would need none
+	 * (DACCE_NONE otherwise).  Set by dacce_translate only.
+	 */
+	uint32_t keep_free;
 };
 
 /*

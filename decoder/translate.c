@@ -27,6 +27,7 @@ struct tail_run {
 	size_t first;		     /* path index of its outermost tail edge */
 	struct dacce_tc_entry saved; /* the state its record holds, under the old epoch */
 	bool costs_old, costs_new;   /* a tail call of it costs something in that epoch */
+	uint32_t dear_new;	     /* its outermost tail edge that costs something in the new one */
 	int64_t record;		     /* the old record it holds, or -1 */
 };
 
@@ -62,10 +63,13 @@ static int find_runs(const struct dacce_dict *from, const struct dacce_dict *to,
 		if (!is_tail_edge(to, later, path->frames[i].edge, &costs_new))
 			return -EILSEQ;
 		if (!in_run)
-			(*runs)[n++] = (struct tail_run){ .first = i, .record = -1 };
+			(*runs)[n++] = (struct tail_run){ .first = i, .record = -1,
+							  .dear_new = DACCE_NONE };
 		in_run = true;
 		(*runs)[n - 1].costs_old |= costs_old;
 		(*runs)[n - 1].costs_new |= costs_new;
+		if (costs_new && (*runs)[n - 1].dear_new == DACCE_NONE)
+			(*runs)[n - 1].dear_new = path->frames[i].edge;
 	}
 	*n_runs = n;
 	return 0;
@@ -213,18 +217,24 @@ static int place_records(const struct dacce_state *old, struct tail_run *runs, s
 	return err;
 }
 
-/* The new epoch's frame identities per run: old records' frames. */
+/*
+ * The new epoch's frame identities per run: old records' frames.  A run
+ * that needs a record it does not hold: -EAGAIN, and *keep_free the tail
+ * edge that makes it need one.
+ */
 static int frames_for_new_epoch(const struct dacce_state *old, const struct tail_run *runs,
-				size_t n_runs, uint64_t **frame_of)
+				size_t n_runs, uint64_t **frame_of, uint32_t *keep_free)
 {
 	*frame_of = calloc(n_runs ? n_runs : 1, sizeof(**frame_of));
 	if (!*frame_of)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_runs; i++) {
-		if (runs[i].record >= 0)
+		if (runs[i].record >= 0) {
 			(*frame_of)[i] = old->tc[runs[i].record].frame;
-		else if (runs[i].costs_new)
+		} else if (runs[i].costs_new) {
+			*keep_free = runs[i].dear_new;
 			return -EAGAIN; /* needs a record, and its frame's slot is not known */
+		}
 	}
 	return 0;
 }
@@ -238,9 +248,12 @@ int dacce_translate(const struct dacce_dict *from, const struct dacce_dict *to,
 	struct dacce_state next;
 	struct tail_run *runs = NULL;
 	uint64_t *frame_of = NULL;
+	uint32_t keep_free = DACCE_NONE;
 	size_t n_runs = 0;
 	int ret;
 
+	if (err)
+		err->keep_free = DACCE_NONE;
 	if (!from || !to || !st || st->epoch != from->epoch)
 		return -EINVAL;
 	dacce_path_init(&path);
@@ -256,14 +269,16 @@ int dacce_translate(const struct dacce_dict *from, const struct dacce_dict *to,
 	if (!ret)
 		ret = place_records(st, runs, n_runs);
 	if (!ret)
-		ret = frames_for_new_epoch(st, runs, n_runs, &frame_of);
+		ret = frames_for_new_epoch(st, runs, n_runs, &frame_of, &keep_free);
 	if (!ret)
 		ret = replay(to, later, &path, runs, n_runs, frame_of, &next);
 	if (ret) {
 		if (err && ret == -EILSEQ && !err->message)
 			err->message = "decoded path does not replay under the new epoch";
-		if (err && ret == -EAGAIN)
+		if (err && ret == -EAGAIN) {
 			err->message = "a frame entered by a free tail call needs a record now";
+			err->keep_free = keep_free;
+		}
 		goto cleanup;
 	}
 	dacce_state_fini(st);

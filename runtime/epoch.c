@@ -105,7 +105,10 @@ static struct {
 		pid_t tid;
 		uintptr_t pc;
 		const char *why;
+		uint32_t keep_free; /* a tail edge the next encoding must leave free, or DACCE_NONE */
 	} put_off;
+	/* Tail edges live frames entered while they were free (keep_tail_edges_free). */
+	struct dacce_hashmap keep_free;
 	/* Who asked for the epoch being made (probes.h: epoch's driver). */
 	enum dacce_epoch_driver driver;
 	/* The last attempt was put off: the code built ahead for it went unused (prebuilt.h). */
@@ -372,6 +375,35 @@ static int collect(struct stopped *all)
 	return 0;
 }
 
+/*
+ * Tail edges that a live frame entered while they were free, which an epoch
+ * making them cost something could not translate (the frame would need a
+ * tail record, and where its return address lies is not known): each is
+ * made the hottest way into its callee, so that the encoder leaves it free.
+ * Without this, every epoch was put off for as long as such a frame lived:
+ * CPython's json encoder loop, a whole run long, kept every edge found after
+ * it pushed.
+ */
+static void keep_tail_edges_free(void)
+{
+	const struct dacce_hashmap *kept = &ep.keep_free;
+
+	for (uint32_t i = 0; i < kept->capacity; i++) {
+		uint64_t hottest = 0;
+		uint32_t e, callee;
+
+		if (!kept->used[i] || (e = (uint32_t)kept->keys[i]) >= rt.graph->n_edges)
+			continue;
+		callee = rt.graph->edges[e].callee;
+		for (uint32_t k = 0; k < rt.graph->n_edges; k++)
+			if (k != e && rt.graph->edges[k].callee == callee &&
+			    rt.graph->edges[k].freq > hottest)
+				hottest = rt.graph->edges[k].freq;
+		if (rt.graph->edges[e].freq <= hottest)
+			rt.graph->edges[e].freq = hottest + 1;
+	}
+}
+
 /* Observed pushes become the frequencies the encoder orders edges by. */
 static void take_frequencies(void)
 {
@@ -381,6 +413,7 @@ static void take_frequencies(void)
 	for (uint32_t e = 0; e < n; e++)
 		if (rt.edge_hits[e] > rt.graph->edges[e].freq)
 			rt.graph->edges[e].freq = rt.edge_hits[e];
+	keep_tail_edges_free();
 }
 
 static int retire(struct dacce_dict *dict)
@@ -424,6 +457,7 @@ static int reencode_stopped(struct dacce_dict *next)
 			ep.put_off.tid = all.threads[i].thread->tid;
 			ep.put_off.pc = all.threads[i].thread->pc;
 			ep.put_off.why = why.message ? why.message : "no context";
+			ep.put_off.keep_free = why.keep_free;
 		}
 		/* A frame without the tail record it would need: not soon gone, unlike -EAGAIN's cases. */
 		if (err == -EAGAIN)
@@ -610,6 +644,7 @@ static int reencode(void)
 		struct timespec moment = { 0 };
 
 		ep.put_off.why = NULL;
+		ep.put_off.keep_free = DACCE_NONE;
 		start = now_ns();
 		err = dacce_stop_world();
 		if (err)
@@ -638,6 +673,10 @@ static int reencode(void)
 			dacce_rt_log(false, "epoch %llu put off: thread %d at %#lx: %s",
 				     (unsigned long long)next->epoch, (int)ep.put_off.tid,
 				     (unsigned long)ep.put_off.pc, ep.put_off.why);
+		/* The next attempt leaves that tail edge free: it need not wait for the frame. */
+		if (ep.put_off.keep_free != DACCE_NONE &&
+		    dacce_hashmap_put(&ep.keep_free, ep.put_off.keep_free, 1) != 0)
+			ep.put_off.keep_free = DACCE_NONE;
 		dacce_dict_free(next);
 		return err;
 	}
@@ -757,7 +796,8 @@ static void *policy_main(void *unused)
 		err = reencode();
 		if (asked)
 			dacce_control_done(err, rt.dict->epoch);
-		if (!err) {
+		if (!err || ep.put_off.keep_free != DACCE_NONE) {
+			/* Done, or to be tried again soon with a tail edge kept free. */
 			ep.backoff_ms = ep.interval_ms;
 		} else {
 			/*

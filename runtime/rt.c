@@ -1706,6 +1706,21 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 	return tramp;
 }
 
+static int note_reorder_candidate(uint32_t index)
+{
+	if (rt.n_reorder_candidates == rt.cap_reorder_candidates) {
+		uint32_t cap = rt.cap_reorder_candidates ? rt.cap_reorder_candidates * 2 : 64;
+		uint32_t *grown = realloc(rt.reorder_candidates, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		rt.reorder_candidates = grown;
+		rt.cap_reorder_candidates = cap;
+	}
+	rt.reorder_candidates[rt.n_reorder_candidates++] = index;
+	return 0;
+}
+
 static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tramp)
 {
 	struct rt_site *site = &rt.sites[index];
@@ -1740,6 +1755,9 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 		.target = target, .tramp = *tramp, .after = after, .edge = edge, .op = op,
 	};
 	set_edge_return(edge, after);
+	/* From now on its counted targets may get hot: rt_reorder_dispatch looks at it. */
+	if (site->dispatched && site->n_by_target == DISPATCH_UNCOUNTED + 1)
+		return note_reorder_candidate(index);
 	return 0;
 }
 
@@ -1826,9 +1844,17 @@ static void hot_targets_first(struct rt_site *site, uint32_t n, uint64_t min)
 #define DISPATCH_HOT_HITS 1000
 void rt_reorder_dispatch(void)
 {
+	uint32_t kept = 0, c;
+
 	/* The program runs on meanwhile: a site pointed at new code must take the int3 steps. */
 	dacce_patch_foreign_begin();
-	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites; i++) {
+	/*
+	 * Only the candidates (rt.reorder_candidates): walking every site at
+	 * each wake-up touched megabytes under the lock (CPython: 25,000 sites,
+	 * 3 % of its samples).
+	 */
+	for (c = 0; c < rt.n_reorder_candidates; c++) {
+		uint32_t i = rt.reorder_candidates[c];
 		struct rt_site *site = &rt.sites[i];
 		uint32_t n = site->n_by_target < DISPATCH_TARGETS ? site->n_by_target
 								   : DISPATCH_TARGETS;
@@ -1836,7 +1862,8 @@ void rt_reorder_dispatch(void)
 
 		if (!site->dispatched || site->reorders >= DISPATCH_REORDERS ||
 		    n <= DISPATCH_UNCOUNTED)
-			continue;
+			continue; /* done with, or forgotten with its module */
+		rt.reorder_candidates[kept++] = i;
 		for (uint32_t k = DISPATCH_UNCOUNTED; k < n && !hot; k++)
 			hot = dispatch_hits_of(&site->by_target[k]) >= DISPATCH_HOT_HITS;
 		if (!hot)
@@ -1844,9 +1871,14 @@ void rt_reorder_dispatch(void)
 		hot_targets_first(site, n, DISPATCH_HOT_HITS);
 		site->reorders++;
 		rt.n_reorders++;
-		if (redispatch(i))
+		if (redispatch(i)) {
+			c++;
 			break; /* no room for code: the old code stays, in the old order, and works */
+		}
 	}
+	while (c < rt.n_reorder_candidates)
+		rt.reorder_candidates[kept++] = rt.reorder_candidates[c++];
+	rt.n_reorder_candidates = kept;
 	dacce_patch_foreign_end();
 }
 

@@ -132,6 +132,9 @@ struct rt_state {
 	uint32_t exe_module;
 	struct rt_site *sites; /* by graph site index */
 	uint32_t cap_sites;
+	/* Dispatched sites with counted targets, which rt_reorder_dispatch looks at. */
+	uint32_t *reorder_candidates;
+	uint32_t n_reorder_candidates, cap_reorder_candidates;
 	struct dacce_hashmap trapped_at; /* address -> graph site */
 	struct dacce_hashmap decoded;	 /* function start -> node */
 	struct dacce_hashmap entry_site; /* entry of a site's trampoline or dispatch code -> site */

@@ -217,7 +217,7 @@ START_TEST(test_frame_without_record_that_would_need_one_waits)
 	struct dacce_dict *e0, *e1;
 	struct dacce_state st;
 	struct dacce_decode_error err = { 0 };
-	uint32_t root, ma, ab_tail;
+	uint32_t root, ma, ab_tail, cb;
 
 	tg_init(&tg);
 	root = tg_root(&tg, "main");
@@ -235,13 +235,23 @@ START_TEST(test_frame_without_record_that_would_need_one_waits)
 
 	/* A hotter way into B: A -> B gets En > 0. */
 	tg_call(&tg, "main", "C", 10);
-	tg_call(&tg, "C", "B", 1000);
+	cb = tg_call(&tg, "C", "B", 1000);
 	e1 = encode_epoch(&tg, 1);
 	ck_assert_uint_eq(e1->edge_class[ab_tail], DACCE_EDGE_ENCODED);
 	ck_assert_uint_gt(e1->en[ab_tail], 0);
 	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "B"), &err), -EAGAIN);
 	ck_assert_ptr_nonnull(err.message);
+	ck_assert_uint_eq(err.keep_free, ab_tail); /* the edge to leave free */
 	ck_assert_uint_eq(st.epoch, 0);
+	ck_assert_uint_eq(st.tc_depth, 0);
+
+	/* Hotter than C -> B (what the runtime does with keep_free): free again, and the frame goes on. */
+	tg.graph->edges[ab_tail].freq = tg.graph->edges[cb].freq + 1;
+	dacce_dict_free(e1);
+	e1 = encode_epoch(&tg, 1);
+	ck_assert_uint_eq(e1->en[ab_tail], 0);
+	ck_assert_int_eq(dacce_translate(e0, e1, tg.graph, &st, tg_fn(&tg, "B"), &err), 0);
+	ck_assert_uint_eq(st.epoch, 1);
 	ck_assert_uint_eq(st.tc_depth, 0);
 
 	dacce_state_fini(&st);
