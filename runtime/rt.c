@@ -1706,19 +1706,18 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 	return tramp;
 }
 
-static int note_reorder_candidate(uint32_t index)
+static void note_reorder_candidate(uint32_t index)
 {
 	if (rt.n_reorder_candidates == rt.cap_reorder_candidates) {
 		uint32_t cap = rt.cap_reorder_candidates ? rt.cap_reorder_candidates * 2 : 64;
 		uint32_t *grown = realloc(rt.reorder_candidates, cap * sizeof(*grown));
 
 		if (!grown)
-			return -ENOMEM;
+			return;
 		rt.reorder_candidates = grown;
 		rt.cap_reorder_candidates = cap;
 	}
 	rt.reorder_candidates[rt.n_reorder_candidates++] = index;
-	return 0;
 }
 
 static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tramp)
@@ -1757,7 +1756,7 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 	set_edge_return(edge, after);
 	/* From now on its counted targets may get hot: rt_reorder_dispatch looks at it. */
 	if (site->dispatched && site->n_by_target == DISPATCH_UNCOUNTED + 1)
-		return note_reorder_candidate(index);
+		note_reorder_candidate(index); /* without memory, its code keeps its order */
 	return 0;
 }
 
