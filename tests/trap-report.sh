@@ -6,8 +6,9 @@
 # lines must be sorted, and nothing is printed without DACCE_LOG.  padsites.c's two short sites,
 # which get room from padding inside their function, must not trap per call (4,000 calls), and
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
-# reorder.c's dispatch code must be reordered once its late targets get hot, and hottail.c's
-# hot tail call must get an epoch of its own.
+# reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
+# hot tail call must get an epoch of its own, and tailstall.c's long frame must not put
+# epochs off for as long as it lives.
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -107,6 +108,28 @@ if log=$(log_of hottail); then
 	fi
 else
 	missing hottail
+fi
+# tailstall.c's long frame, entered by a tail call while it was free, while another thread
+# makes a hotter way into its function: an epoch put off for it ("needs a record now") must
+# be followed by one installed before the frame ends (the tail edge kept free), not by more
+# put off for as long as it lives.  One retry: the frame may end just after a put off.
+# stalled LOG: 0 when an epoch put off in the frame's window is never followed by one installed.
+stalled() {
+	printf '%s\n' "$1" | awk '
+		/^tailstall: long frame begins/ { inside = 1 }
+		/^tailstall: long frame ends/ { inside = 0 }
+		inside && /put off: .*needs a record now/ { waiting = 1 }
+		inside && waiting && / installed/ { waiting = 0 }
+		END { exit waiting ? 0 : 1 }'
+}
+if log=$(log_of tailstall); then
+	if stalled "$log" && log=$(log_of tailstall) && stalled "$log"; then
+		fail "tailstall.c: epochs put off for as long as a frame entered by a free tail call lives"
+	else
+		pass "an epoch installed after one put off for a frame entered by a free tail call"
+	fi
+else
+	missing tailstall
 fi
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
