@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dacce_control.h"
+#include "env.h"
 #include "rt.h"
 #include "rt_state.h"
 #include "tls.h"
@@ -23,7 +24,7 @@ static char control_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 void dacce_control_configure(void)
 {
-	const char *path = getenv("DACCE_CONTROL");
+	const char *path = dacce_env("DACCE_CONTROL");
 
 	if (path && strlen(path) < sizeof(control_path))
 		strcpy(control_path, path);

@@ -10,9 +10,8 @@
 #include <stdint.h>
 
 /*
- * Reads DACCE_CONTROL.  At start-up, on the main thread: the policy thread
- * must not call getenv, which a program may define itself (bash does) and
- * which is then instrumented program code.
+ * Reads DACCE_CONTROL.  At start-up, on the main thread, before the
+ * program can change its environment.
  */
 void dacce_control_configure(void);
 

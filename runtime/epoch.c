@@ -43,6 +43,7 @@
 
 #include "control.h"
 #include "dict_io.h"
+#include "env.h"
 #include "hashmap.h"
 #include "patch.h"
 #include "prebuilt.h"
@@ -133,7 +134,7 @@ static long now_ns(void)
 
 static long env_long(const char *name, long fallback)
 {
-	const char *v = getenv(name);
+	const char *v = dacce_env(name);
 	char *end;
 	long n;
 
@@ -839,8 +840,8 @@ static int start_policy_thread(void)
 
 int dacce_epoch_start(void)
 {
-	const char *off = getenv("DACCE_EPOCHS");
-	const char *stress = getenv("DACCE_EPOCH_STRESS");
+	const char *off = dacce_env("DACCE_EPOCHS");
+	const char *stress = dacce_env("DACCE_EPOCH_STRESS");
 	int err;
 
 	ep.off = off && strcmp(off, "0") == 0;

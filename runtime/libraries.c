@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "env.h"
+
 /* File names (prefixes) of libraries left alone whatever they depend on. */
 static const char *const system_libraries[] = {
 	"libc.so", "libm.so", "libmvec.so", "libpthread.so", "libdl.so", "librt.so",
@@ -92,7 +94,7 @@ static void mark_dependencies(const struct dacce_modules *mods, size_t i, bool *
 
 static bool libraries_wanted(void)
 {
-	const char *v = getenv("DACCE_LIBS");
+	const char *v = dacce_env("DACCE_LIBS");
 
 	return !v || strcmp(v, "0") != 0;
 }

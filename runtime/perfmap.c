@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "env.h"
+
 /*
  * The map's descriptor, and the file it names.  A program may close every
  * descriptor it did not open (ssh's closefrom) and get the number again for
@@ -65,7 +67,7 @@ static bool still_ours(void)
 
 int dacce_perfmap_start(void)
 {
-	const char *on = getenv("DACCE_PERF_MAP");
+	const char *on = dacce_env("DACCE_PERF_MAP");
 
 	if (!on || !*on || strcmp(on, "0") == 0)
 		return 0;

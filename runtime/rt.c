@@ -33,6 +33,7 @@
 
 #include "cancel.h"
 #include "cfa.h"
+#include "env.h"
 #include "codecache.h"
 #include "dict.h"
 #include "emulate.h"
@@ -3232,7 +3233,7 @@ const char *dacce_rt_refusal(void)
 /* DACCE_LEAF_CALLS=0 keeps every call out pushed, as before leaf calls were encoded. */
 static bool leaf_calls_wanted(void)
 {
-	const char *v = getenv("DACCE_LEAF_CALLS");
+	const char *v = dacce_env("DACCE_LEAF_CALLS");
 
 	return !v || strcmp(v, "0") != 0;
 }
@@ -3332,7 +3333,7 @@ static int open_modules(void)
 	 * with an audit module, which may bind a slot elsewhere (la_symbind64):
 	 * such calls stay calls out until their slot is bound.
 	 */
-	for (size_t i = 0; i < rt.n_mods && rt.n_mods > 1 && !err && !getenv("LD_AUDIT"); i++) {
+	for (size_t i = 0; i < rt.n_mods && rt.n_mods > 1 && !err && !dacce_env("LD_AUDIT"); i++) {
 		int plt_err = dacce_plt_names_load(rt.mods[i].info, &rt.mods[i].funcs,
 						   callee_instrumented, NULL, &rt.mods[i].plt_names);
 
@@ -3446,7 +3447,7 @@ static bool traced(void)
  */
 static bool decode_all_wanted(void)
 {
-	const char *want = getenv("DACCE_DECODE_ALL");
+	const char *want = dacce_env("DACCE_DECODE_ALL");
 
 	if (want && *want)
 		return strcmp(want, "0") != 0;
@@ -3634,7 +3635,7 @@ static int open_later_module(const struct dacce_module_info *info)
 		return err == -ENOTSUP ? 0 : err;
 	}
 	m->later = true;
-	if (!getenv("LD_AUDIT") &&
+	if (!dacce_env("LD_AUDIT") &&
 	    (err = dacce_plt_names_load(m->info, &m->funcs, callee_instrumented, NULL, &m->plt_names)))
 		dacce_rt_log(true, "calls through %s's lazily bound PLT slots stay calls out: %s",
 			     info->path, strerror(-err));
@@ -3701,11 +3702,11 @@ int dacce_rt_start(uintptr_t main_fn)
 {
 	struct dacce_encode_opts opts;
 	uint32_t main_edge;
-	const char *log = getenv("DACCE_LOG"), *count;
+	const char *log = dacce_env("DACCE_LOG"), *count;
 	int err, perf_err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
-	count = getenv("DACCE_COUNT");
+	count = dacce_env("DACCE_COUNT");
 	rt.counting = count && *count && strcmp(count, "0") != 0;
 	rt.graph = dacce_graph_new();
 	if (!rt.graph)

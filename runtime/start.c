@@ -19,6 +19,7 @@
 #include "graph.h"
 #include "patch.h"
 #include "cancel.h"
+#include "env.h"
 #include "rt.h"
 
 typedef int (*main_fn)(int, char **, char **);
@@ -50,7 +51,7 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void 
 		  void (*rtld_fini)(void), void *stack_end)
 {
 	libc_start_main_fn real = (libc_start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
-	const char *off = getenv("DACCE_OFF");
+	const char *off = dacce_env("DACCE_OFF");
 	int err;
 
 	if (!real)

@@ -48,6 +48,17 @@ else
 	fail "run from gdb: $(grep -vE '^\[|^Using host' "$work/run.out" | tail -n 3 | tr '\n' ' ')"
 fi
 
+# 1b. The same through gdb's default start, a shell that execs the program: the shell (bash)
+# gets the runtime too, under the debugger.  bash defines getenv, which the runtime called at
+# start: with every function decoded at start (as under a debugger) that crashed the shell.
+gdb_quiet -ex "set environment LD_PRELOAD=$lib" -ex run --args "$python" "$work/run.py" \
+	>"$work/shell.out" 2>&1
+if grep -qx 499500 "$work/shell.out" && grep -q 'exited normally' "$work/shell.out"; then
+	pass "run from gdb through its start-up shell: same output, exited normally"
+else
+	fail "run from gdb through its start-up shell: $(grep -vE '^\[|^Using host' "$work/shell.out" | tail -n 3 | tr '\n' ' ')"
+fi
+
 # 2. Attached to while it waits, then let go on to code it has not run yet (more traps).
 cat >"$work/target.py" <<'EOF'
 import os, sys, time

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Real programs from Debian packages must behave identically under libdacce.so: same output,
 # same exit status, with the standalone policy and with a re-encoding every millisecond
-# (DACCE_EPOCH_STRESS: epochs installed while the programs' frames are live).
+# (DACCE_EPOCH_STRESS: epochs installed while the programs' frames are live), and as under a
+# debugger (DACCE_DECODE_ALL: every function decoded and patched at start, before the runtime's
+# own start-up calls are done: bash's getenv, which wins over libc's, crashed it then).
 # Usage: run-real.sh BUILD_DIR LIBDACCE
 set -u
 build=$1
@@ -53,12 +55,12 @@ for job in "${jobs[@]}"; do
 	fi
 	native=$(bash -c "$cmd" 2>&1)
 	native_status=$?
-	for mode in default epochs; do
-		if [ $mode = epochs ]; then
-			stress="DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1"
-		else
-			stress=
-		fi
+	for mode in default epochs debugger; do
+		case $mode in
+		epochs) stress="DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1" ;;
+		debugger) stress="DACCE_DECODE_ALL=1" ;;
+		*) stress= ;;
+		esac
 		# One retry, reported with both outputs (as tests/run-programs.sh does): a rare
 		# failure shows in the log; two in a row fail.
 		for attempt in 1 2; do
