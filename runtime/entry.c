@@ -10,7 +10,9 @@ uint64_t dacce_rt_xsave_size __attribute__((visibility("hidden")));
 static dacce_rt_slow_fn slow_handler;
 
 _Static_assert(offsetof(struct dacce_rt_regs, r11) == 88, "entry.S stores r11 at 88");
-_Static_assert(sizeof(struct dacce_rt_regs) == 128, "entry.S reserves 128 bytes");
+_Static_assert(offsetof(struct dacce_rt_regs, call_target) == 128, "entry.S reads it at -32 from the site's %rsp");
+_Static_assert(offsetof(struct dacce_rt_regs, call_return) == 136, "entry.S reads it at -24 from the site's %rsp");
+_Static_assert(sizeof(struct dacce_rt_regs) == 144, "entry.S reserves 144 bytes");
 
 int dacce_rt_entry_init(void)
 {

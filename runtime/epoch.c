@@ -54,6 +54,7 @@
 #include "stop.h"
 #include "threads.h"
 #include "tls.h"
+#include "trap.h"
 #include "translate.h"
 
 #define DEFAULT_INTERVAL_MS 20
@@ -745,6 +746,12 @@ static void *policy_main(void *unused)
 	dacce_thread_self()->runtime_own = true;
 	/* All this thread runs is the runtime: so its samples read (tls.h). */
 	dacce_tls_self()->runtime_depth = 1;
+	/*
+	 * Stacks nobody reads: the program's code that libraries reach from here
+	 * (its own malloc, from qsort) runs natively but through the trampolines
+	 * of sites already patched, which push and pop on them.
+	 */
+	dacce_rt_thread_partial();
 	dacce_control_connect();
 	for (;;) {
 		long ms = ep.backoff_ms < LIVENESS_MS ? ep.backoff_ms : LIVENESS_MS;
@@ -826,8 +833,8 @@ static int start_policy_thread(void)
 
 	if (!create)
 		return -ENOSYS;
-	/* Every signal blocked: the program's signals go to the program's threads. */
-	sigfillset(&all);
+	/* Every signal blocked (but traps: trap.h): the program's signals go to the program's threads. */
+	dacce_signals_but_trap(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	err = create(&ep.thread, NULL, policy_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);

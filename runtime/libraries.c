@@ -92,6 +92,63 @@ static void mark_dependencies(const struct dacce_modules *mods, size_t i, bool *
 	close(fd);
 }
 
+/* libc's allocator, as a library replacing it defines it. */
+static const char *const allocator_functions[] = { "malloc", "free", "calloc", "realloc" };
+
+static bool is_allocator_function(const char *name)
+{
+	for (size_t i = 0; i < sizeof(allocator_functions) / sizeof(allocator_functions[0]); i++)
+		if (strcmp(name, allocator_functions[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the library at path defines malloc, free, calloc or realloc for
+ * others (jemalloc, tcmalloc, mimalloc): then it replaces libc's allocator,
+ * which the runtime's own work reaches (libdw, libc's qsort, the loader).
+ * Instrumented, it would take the runtime's lock in its first calls while
+ * holding its own, and the runtime may call it holding its lock: each
+ * would wait for the other.  Left alone, it is code without traps or slow
+ * paths, as libc's allocator is.
+ */
+static bool defines_allocator(const char *path)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t k = 0; data && k < n && !found; k++) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)k, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			found = name && is_allocator_function(name);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
 static bool libraries_wanted(void)
 {
 	const char *v = dacce_env("DACCE_LIBS");
@@ -124,7 +181,8 @@ int dacce_libraries_choose(const struct dacce_modules *mods, uintptr_t self, boo
 		const struct dacce_module_info *m = &mods->mods[i];
 
 		wanted[i] = !m->is_main && !m->is_vdso && !m->is_loader && m->n_exec > 0 &&
-			    !runtime_dep[i] && !is_system_library(m->path);
+			    !runtime_dep[i] && !is_system_library(m->path) &&
+			    !defines_allocator(m->path);
 	}
 	free(runtime_dep);
 	return 0;

@@ -6,7 +6,9 @@
  * libgcc_s, libstdc++: the runtime calls them, and they run the unwinder and
  * the loader's callbacks), sanitizer runtimes, the runtime itself and every library it
  * depends on (libelf, libdw, libz, ...: the runtime's own calls must never
- * run instrumented code).  DACCE_LIBS=0 instruments the program alone.
+ * run instrumented code), and a library that replaces libc's allocator
+ * (jemalloc, tcmalloc: the runtime's work calls it, libraries.c).
+ * DACCE_LIBS=0 instruments the program alone.
  */
 #ifndef DACCE_RT_LIBRARIES_H
 #define DACCE_RT_LIBRARIES_H

@@ -220,6 +220,8 @@ void dacce_patch_set_trap_hook(dacce_trap_hook hook)
 	atomic_store_explicit(&trap_hook, hook, memory_order_release);
 }
 
+static void make_fork_canary(void);
+
 int dacce_patch_init(void)
 {
 	struct sigaction sa;
@@ -232,13 +234,16 @@ int dacce_patch_init(void)
 	/*
 	 * Everything blocked while we emulate: the trap hook takes the runtime
 	 * lock, and a signal handler running instrumented code must not trap
-	 * into it again on this thread meanwhile.
+	 * into it again on this thread meanwhile.  Traps themselves stay open:
+	 * decoding may call the program's malloc (trap.h), met as runtime work
+	 * (SA_NODEFER: the kernel would block the trap signal in its handler).
 	 */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigfillset(&sa.sa_mask);
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	dacce_signals_but_trap(&sa.sa_mask);
 	if (sigaction(DACCE_TRAP_SIGNAL, &sa, &previous_trap_action) < 0)
 		return -errno;
 	can_sync_cores = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
+	make_fork_canary();
 	trap_action = sa;
 	trap_action_installed = true;
 	return 0;
@@ -346,6 +351,42 @@ static __thread ino_t cached_ino;
  * calls less per write, which made most of a start-up's system time.
  */
 static __thread bool batch_open, batch_checked;
+/*
+ * A byte the kernel zeroes in a fork child (MADV_WIPEONFORK), set again by
+ * each full check: the batch's shortcut holds only while it reads 1.  Other
+ * libraries' fork handlers run in the child before the runtime's, with the
+ * runtime's lock and batch still open (as runtime work), and may meet its
+ * traps: their writes must reach the child's memory, not the parent's.
+ * NULL (no such page): no shortcut.
+ */
+static uint8_t *same_process;
+
+static bool batch_still_checked(void)
+{
+	return batch_open && batch_checked && same_process &&
+	       __atomic_load_n(same_process, __ATOMIC_RELAXED);
+}
+
+static void note_same_process(void)
+{
+	if (same_process)
+		__atomic_store_n(same_process, 1, __ATOMIC_RELAXED);
+}
+
+static void make_fork_canary(void)
+{
+	void *page = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		return;
+	if (madvise(page, (size_t)sysconf(_SC_PAGESIZE), MADV_WIPEONFORK) != 0) {
+		munmap(page, (size_t)sysconf(_SC_PAGESIZE));
+		return;
+	}
+	same_process = page;
+	note_same_process();
+}
 
 void dacce_patch_batch_begin(void)
 {
@@ -370,7 +411,7 @@ static int mem_cached(void)
 	int fd, high;
 	pid_t pid;
 
-	if (cached_mem >= 0 && batch_open && batch_checked)
+	if (cached_mem >= 0 && batch_still_checked())
 		return cached_mem;
 	pid = getpid();
 	if (cached_mem >= 0) {
@@ -378,6 +419,7 @@ static int mem_cached(void)
 
 		if (ours && cached_pid == pid) {
 			batch_checked = batch_open;
+			note_same_process();
 			return cached_mem;
 		}
 		if (ours)
@@ -398,6 +440,7 @@ static int mem_cached(void)
 	}
 	cached_mem = fd;
 	batch_checked = batch_open;
+	note_same_process();
 	cached_pid = pid;
 	cached_dev = st.st_dev;
 	cached_ino = st.st_ino;

@@ -124,6 +124,7 @@ static void hold_lock(void)
 	int state;
 
 	pthread_mutex_lock(&rt.lock);
+	__atomic_store_n(&rt.holder, dacce_thread_self(), __ATOMIC_RELAXED);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	rt.holder_cancel_state = state;
 	dacce_patch_batch_begin();
@@ -136,8 +137,28 @@ static int release_lock(void)
 
 	dacce_patch_batch_end();
 	dacce_entry_notes_flush();
+	__atomic_store_n(&rt.holder, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&rt.lock);
 	return state;
+}
+
+/*
+ * Runtime work calling the program back: a library the runtime uses (libc's
+ * qsort, stdio, libdw) calling a function the program or a preloaded library
+ * defines in libc's place, such as malloc (jemalloc, tcmalloc, a program's
+ * own allocator).  Such code runs natively, whatever it meets: the thread's
+ * context may be half updated, and the runtime's lock may be its own.
+ */
+static bool in_runtime_work(void)
+{
+	const struct dacce_thread *self = dacce_thread_self();
+
+	return self->in_runtime > 0 || self->runtime_own;
+}
+
+static bool holding_lock(void)
+{
+	return __atomic_load_n(&rt.holder, __ATOMIC_RELAXED) == dacce_thread_self();
 }
 
 void rt_lock(sigset_t *saved)
@@ -145,7 +166,7 @@ void rt_lock(sigset_t *saved)
 	sigset_t all;
 
 	dacce_runtime_enter();
-	sigfillset(&all);
+	dacce_signals_but_trap(&all);
 	pthread_sigmask(SIG_BLOCK, &all, saved);
 	hold_lock();
 }
@@ -1882,6 +1903,46 @@ void rt_reorder_dispatch(void)
 	dacce_patch_foreign_end();
 }
 
+/*
+ * A trapped site met from runtime work (in_runtime_work): its branch carried
+ * out as it was, a call's return address pushed here.  The lock may be ours.
+ */
+static int trap_natively(ucontext_t *uc, uintptr_t at)
+{
+	greg_t *gregs = uc->uc_mcontext.gregs;
+	bool locked = !holding_lock();
+	const struct rt_site *site;
+	struct dacce_branch br;
+	uint32_t index;
+	int err = 0, saved_errno = errno;
+
+	if (locked)
+		hold_lock();
+	if (dacce_hashmap_get(&rt.trapped_at, at, &index)) {
+		err = -ENOENT;
+	} else {
+		site = &rt.sites[index];
+		if (site->borrowed_two && at == site->scan.prev) {
+			/* P1's start, inside the jump over P0: on in the dispatch code's copy of P1. */
+			br = (struct dacce_branch){ .target = site->dispatch + site->scan.prev2_len };
+			gregs[REG_RIP] = (greg_t)br.target;
+		} else if (!(err = dacce_emulate_branch(site->original, site->scan.len,
+							site->scan.addr, &uc->uc_mcontext, &br))) {
+			if (br.taken && br.is_call) {
+				gregs[REG_RSP] -= 8;
+				*(uint64_t *)(uintptr_t)gregs[REG_RSP] = site->scan.addr + br.len;
+			}
+			gregs[REG_RIP] = (greg_t)(br.taken ? br.target : site->scan.addr + br.len);
+		}
+	}
+	if (locked)
+		pthread_setcancelstate(release_lock(), NULL);
+	if (err && err != -ENOENT)
+		rt_fatal("carrying out a trapped branch met from runtime work", err);
+	errno = saved_errno;
+	return !err;
+}
+
 /* A thread met the trap byte of a trapped site: send it where the instruction would go. */
 static int handle_trap(void *uc_void, uintptr_t at)
 {
@@ -2002,9 +2063,44 @@ static uintptr_t on_dispatch_miss(uint64_t index, const struct dacce_rt_regs *re
 	return next;
 }
 
+/*
+ * The slow path met from runtime work: the site's branch carried out as it
+ * was, with no edge, no code built and the site left as it is.  A call is
+ * made through dacce_rt_slow_call (entry.h), a jump goes straight on.
+ */
+static uintptr_t branch_natively(uint64_t token, struct dacce_rt_regs *regs)
+{
+	uint64_t index = token & ~SLOW_DISPATCH_MISS;
+	bool locked = !holding_lock();
+	const struct rt_site *site;
+	struct dacce_branch br;
+	sigset_t saved;
+	mcontext_t mc;
+	int err, saved_errno = errno;
+
+	if (locked)
+		rt_lock(&saved);
+	if (index >= rt.cap_sites || rt.sites[index].scan.addr == 0)
+		rt_fatal("slow path entered with an unknown site", EINVAL);
+	site = &rt.sites[index];
+	regs_to_mcontext(regs, site->scan.addr, &mc);
+	err = dacce_emulate_branch(site->original, site->scan.len, site->scan.addr, &mc, &br);
+	if (err)
+		rt_fatal("carrying out a branch met from runtime work", err);
+	regs->call_target = br.target;
+	regs->call_return = site->scan.addr + br.len;
+	if (locked)
+		rt_unlock(&saved);
+	errno = saved_errno;
+	/* Taken, whatever the saved flags say: only a taken branch reaches a stub or a miss. */
+	return br.is_call ? (uintptr_t)dacce_rt_slow_call : br.target;
+}
+
 /* Both ways into the slow path: a site's first call, a call's dispatch code meeting a new target. */
 static uintptr_t on_slow_path(uint64_t token, struct dacce_rt_regs *regs)
 {
+	if (in_runtime_work())
+		return branch_natively(token, regs);
 	if (token & SLOW_DISPATCH_MISS)
 		return on_dispatch_miss(token & ~SLOW_DISPATCH_MISS, regs);
 	return on_first_call(token, regs);
@@ -2093,7 +2189,7 @@ static int handle_stray_entry(ucontext_t *uc, uintptr_t at)
 
 static int on_trap(void *uc_void, uintptr_t at)
 {
-	bool nested = dacce_thread_self()->in_runtime > 0;
+	bool nested = in_runtime_work();
 	int handled;
 
 	dacce_runtime_enter();
@@ -2102,7 +2198,7 @@ static int on_trap(void *uc_void, uintptr_t at)
 		handled = handle_stray_entry(uc_void, at);
 	/* A site's trap only while its byte is there (patch.h). */
 	if (!handled && *(const volatile uint8_t *)at == DACCE_TRAP_BYTE)
-		handled = handle_trap(uc_void, at);
+		handled = nested ? trap_natively(uc_void, at) : handle_trap(uc_void, at);
 	dacce_runtime_leave();
 	return handled;
 }
@@ -3175,7 +3271,7 @@ static void before_fork(void)
 
 	dacce_runtime_enter();
 	dacce_threads_lock();
-	sigfillset(&all);
+	dacce_signals_but_trap(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_saved_mask);
 	hold_lock();
 	dacce_alloc_before_fork();

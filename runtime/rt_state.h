@@ -109,6 +109,8 @@ struct rt_state {
 	pthread_mutex_t lock;
 	struct dacce_scan *decoding; /* the function whose sites are being added (its padding) */
 	int holder_cancel_state; /* the lock holder's, put back when it lets go (rt.c) */
+	/* The thread holding the lock, or NULL: runtime work may call the program back (rt.c). */
+	const struct dacce_thread *holder;
 	bool enabled;
 	bool verbose;
 	bool counting; /* DACCE_COUNT: code counts calls and pushes in the TLS block */

@@ -20,7 +20,7 @@ dacce_rt_slow_entry:
 	 */
 	push	%rbp
 	mov	%rsp, %rbp
-	sub	$136, %rsp		/* 128 for the registers, -8(%rbp) keeps the saved %r11 */
+	sub	$152, %rsp		/* 144 for struct dacce_rt_regs, -8(%rbp) keeps the saved %r11 */
 	mov	%rax, 0(%rsp)
 	mov	%rbx, 8(%rsp)
 	mov	%rcx, 16(%rsp)
@@ -93,6 +93,18 @@ dacce_rt_slow_entry:
 	.hidden	dacce_rt_slow_exit
 dacce_rt_slow_exit:
 	jmp	*-16(%rsp)
+
+	/*
+	 * The site's call made natively, where the handler sent the thread
+	 * (entry.h): regs->call_return is at -24(%rsp) and regs->call_target at
+	 * -32(%rsp), within the red zone, which the kernel's signal frames skip.
+	 * push reads its operand before it moves %rsp: no register, no flag.
+	 */
+	.globl	dacce_rt_slow_call
+	.hidden	dacce_rt_slow_call
+dacce_rt_slow_call:
+	push	-24(%rsp)
+	jmp	*-24(%rsp)
 	.cfi_endproc
 	.size	dacce_rt_slow_entry, .-dacce_rt_slow_entry
 	.section .note.GNU-stack,"",@progbits

@@ -21,6 +21,7 @@
 #include "cancel.h"
 #include "env.h"
 #include "rt.h"
+#include "threads.h"
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*libc_start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
@@ -58,9 +59,15 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void 
 		abort(); /* no libc to start the program with: nothing sensible to do */
 	if (off && *off && strcmp(off, "0") != 0)
 		return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+	/*
+	 * Runtime work: what the runtime's calls reach of the program (its own
+	 * malloc, called by libc's qsort or by libdw) runs natively (rt.c).
+	 */
+	dacce_runtime_enter();
 	err = dacce_rt_start((uintptr_t)main);
 	if (!err)
 		err = dacce_rt_root_edge(DACCE_ROOT_SITE_MAIN, (uintptr_t)main, &main_root_edge);
+	dacce_runtime_leave();
 	if (err == -ENOTSUP) {
 		dacce_rt_log(true, "not instrumenting this program: %s", dacce_rt_refusal());
 		return real(main, argc, argv, init, fini, rtld_fini, stack_end);

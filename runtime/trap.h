@@ -23,4 +23,17 @@
 #define DACCE_INT3 0xcc
 #define DACCE_TRAP_SIGNAL SIGILL
 
+/*
+ * Every signal but the trap signal, for the runtime's own blocking (its
+ * lock, its threads, its handlers).  Runtime work may run the program's
+ * code: a library the runtime uses calls a function the program defines in
+ * libc's place (malloc), whose entry or sites may trap.  The kernel kills a
+ * thread that meets a trap with its signal blocked.
+ */
+static inline void dacce_signals_but_trap(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, DACCE_TRAP_SIGNAL);
+}
+
 #endif

@@ -41,6 +41,10 @@ jobs=(
 	"C++ with its own personality routine (left alone)|./own-personality"
 	"gdb (C++, errors thrown as exceptions)|gdb -q -batch -ex 'print 6*7' -ex 'print nosuchvar' -ex 'ptype struct nosuch' -ex 'print sizeof(long)'"
 	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
+	# Allocators that replace libc's (left alone: libraries.c), preloaded before the runtime:
+	# the runtime's own work calls them.  Before, every program died under them at start.
+	"python3 with jemalloc|env LD_PRELOAD=\"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2\${LD_PRELOAD:+ \$LD_PRELOAD}\" python3 -c 'import json, threading, subprocess; t = threading.Thread(target=print, args=(\"thread\",)); t.start(); t.join(); print(len(json.dumps(list(range(100000)))), subprocess.run([\"echo\", \"child\"], capture_output=True).stdout)'"
+	"bash with tcmalloc|env LD_PRELOAD=\"/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4\${LD_PRELOAD:+ \$LD_PRELOAD}\" bash -c 'echo \$(echo forked) \$((6 * 7))'"
 )
 passed=0
 failed=0
