@@ -51,10 +51,29 @@ static size_t module_named(const struct dacce_modules *mods, const char *soname)
 	return mods->n;
 }
 
+/* The data of the next section after *scn of the given type, with *n entries; NULL at the end. */
+static Elf_Data *next_section(Elf *elf, Elf_Scn **scn, Elf64_Word type, GElf_Shdr *sh, size_t *n)
+{
+	Elf_Data *data;
+
+	while ((*scn = elf_nextscn(elf, *scn))) {
+		if (!gelf_getshdr(*scn, sh) || sh->sh_type != type || !sh->sh_entsize)
+			continue;
+		data = elf_getdata(*scn, NULL);
+		*n = sh->sh_size / sh->sh_entsize;
+		if (data)
+			return data;
+	}
+	return NULL;
+}
+
 /* Marks in dep[] module i and, through their DT_NEEDED entries, what it loads. */
 static void mark_dependencies(const struct dacce_modules *mods, size_t i, bool *dep)
 {
 	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t n;
 	Elf *elf;
 	int fd;
 
@@ -65,16 +84,8 @@ static void mark_dependencies(const struct dacce_modules *mods, size_t i, bool *
 	if (fd < 0)
 		return;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && (scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Shdr sh;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t k = 0; data && k < n; k++) {
+	while (elf && (data = next_section(elf, &scn, SHT_DYNAMIC, &sh, &n))) {
+		for (size_t k = 0; k < n; k++) {
 			GElf_Dyn dyn;
 			const char *name;
 
@@ -115,23 +126,18 @@ static bool is_allocator_function(const char *name)
 static bool defines_allocator(const char *path)
 {
 	Elf_Scn *scn = NULL;
+	Elf_Data *data;
 	bool found = false;
+	GElf_Shdr sh;
+	size_t n;
 	Elf *elf;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Shdr sh;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t k = 0; data && k < n && !found; k++) {
+	while (elf && !found && (data = next_section(elf, &scn, SHT_DYNSYM, &sh, &n))) {
+		for (size_t k = 0; k < n && !found; k++) {
 			const char *name;
 			GElf_Sym sym;
 

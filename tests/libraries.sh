@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Which libraries the runtime instruments (runtime/libraries.h), read from DACCE_LOG's lines
 # "instrumenting library PATH": under sqlite3, libsqlite3 and libreadline are, while libc, libm
-# (glibc's) and libz (a dependency of the runtime itself, through libelf) are not; with
-# DACCE_LIBS=0 none is.  libcalls.c's library (run-programs.sh builds it, linked at start)
+# (glibc's) and libz (a dependency of the runtime itself, through libelf) are not, nor are
+# jemalloc and tcmalloc preloaded (they replace libc's allocator); with DACCE_LIBS=0 none is.  libcalls.c's library (run-programs.sh builds it, linked at start)
 # with DACCE_LIBS=0 runs uninstrumented: each of its probes must then equal the native line
 # or read "partial", never another context, and those through the library must be partial.
 # Ends with "libraries: N passed, M failed".
@@ -40,6 +40,24 @@ if [ -z "$wrong" ]; then
 else
 	fail "instrumented though they must be left alone: $wrong"
 fi
+# Allocators that replace libc's are left alone (libraries.c), preloaded or not: the runtime's
+# own work calls them.  sqlite3 still gets its libraries instrumented beside them.
+for allocator in /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 \
+	/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4; do
+	name=$(basename "$allocator")
+	if [ ! -f "$allocator" ]; then
+		fail "$name is not installed (make deps installs it)"
+		continue
+	fi
+	libs=$(instrumented env LD_PRELOAD="$allocator $lib" sqlite3 :memory:)
+	if printf '%s\n' "$libs" | grep -qx "$name"; then
+		fail "$name replaces libc's allocator but is instrumented"
+	elif ! printf '%s\n' "$libs" | grep -qx libsqlite3.so.0; then
+		fail "under $name, sqlite3's libraries are not instrumented (got: $(echo $libs))"
+	else
+		pass "$name, which replaces libc's allocator, is left alone"
+	fi
+done
 libs=$(DACCE_LIBS=0 instrumented sqlite3 :memory:)
 if [ -z "$libs" ]; then
 	pass "DACCE_LIBS=0 instruments the program alone"
