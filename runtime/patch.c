@@ -195,6 +195,29 @@ static bool handle_trap_signal(siginfo_t *info, void *uc_void)
 	return ours;
 }
 
+/*
+ * The trap signal sent by someone (kill, tgkill, sigqueue: not a fault),
+ * arriving in runtime work or in a thread parked by a stop, where it is not
+ * blocked (trap.h, stop.c): the program's handler must not run there (its
+ * wrapper would wait for the runtime's lock, maybe this thread's own or the
+ * stopper's), nor on the runtime's own thread.  Sent again when the work or
+ * the stop is over (dacce_runtime_leave, stop.c), or to the main thread.
+ */
+static bool defer_sent_signal(int sig, const siginfo_t *info)
+{
+	struct dacce_thread *self = dacce_thread_self();
+
+	if (info->si_code > 0)
+		return false;
+	if (self->runtime_own)
+		return syscall(SYS_tgkill, getpid(), getpid(), sig) == 0;
+	if (self->in_runtime == 0 && !self->parked)
+		return false;
+	self->trap_signal_info = *info;
+	self->trap_signal_deferred = true;
+	return true;
+}
+
 static void on_trap_signal(int sig, siginfo_t *info, void *uc_void)
 {
 	bool ours;
@@ -202,7 +225,7 @@ static void on_trap_signal(int sig, siginfo_t *info, void *uc_void)
 	dacce_tls_handler_work_begin();
 	ours = handle_trap_signal(info, uc_void);
 	dacce_tls_handler_work_end();
-	if (!ours)
+	if (!ours && !defer_sent_signal(sig, info))
 		chain_to_previous(sig, info, uc_void);
 	dacce_tls_leaving_handler(uc_void);
 }

@@ -3710,9 +3710,15 @@ static int open_later_module(const struct dacce_module_info *info)
 	struct rt_module *m;
 	int err;
 
+	static bool told;
+
 	if (rt.n_mods == rt.cap_mods) {
-		dacce_rt_log(true, "library %s left alone: %d libraries were loaded after start",
-			     info->path, RT_LATER_MODULES);
+		/* Once: a program loading and unloading plugins in a loop would fill stderr. */
+		if (!told)
+			dacce_rt_log(true, "libraries loaded from now on are left alone (%s the first): "
+					   "%d were loaded after start",
+				     info->path, RT_LATER_MODULES);
+		told = true;
 		return 0;
 	}
 	copy = malloc(sizeof(*copy));

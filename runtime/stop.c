@@ -91,11 +91,16 @@ static void on_stop_signal(int sig, siginfo_t *info, void *uc_void)
 		answer(self, DACCE_STOP_BUSY);
 		goto out;
 	}
+	self->parked = true;
 	answer(self, DACCE_STOP_PARKED);
 	while (atomic_load(&stop.release) == release)
 		futex(&stop.release, FUTEX_WAIT_PRIVATE, release);
+	self->parked = false;
 	if (self->resume_pc)
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)self->resume_pc;
+	/* A SIGILL sent while it was parked (patch.c) is the program's now. */
+	if (self->trap_signal_deferred && !self->in_runtime)
+		dacce_thread_send_deferred_trap_signal(self);
 out:
 	errno = saved_errno;
 	dacce_tls_handler_work_end();

@@ -16,6 +16,17 @@ static __thread struct dacce_thread self __attribute__((tls_model("initial-exec"
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dacce_thread *first;
 
+void dacce_thread_send_deferred_trap_signal(struct dacce_thread *t)
+{
+	siginfo_t info = t->trap_signal_info;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+
+	t->trap_signal_deferred = false;
+	/* With its sender's siginfo when the kernel lets us (the main thread only), else anew. */
+	if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, info.si_signo, &info) != 0)
+		syscall(SYS_tgkill, pid, tid, info.si_signo);
+}
+
 struct dacce_thread *dacce_thread_self(void)
 {
 	return &self;

@@ -64,6 +64,15 @@ struct dacce_thread {
 	volatile int marking;
 	volatile bool marks_lost, has_deferred;
 	sigset_t deferred;
+	/*
+	 * The trap signal sent to the thread (kill, tgkill) while it ran
+	 * runtime work, where that signal is not blocked (trap.h): the
+	 * program's handler gets it when the work is over (patch.c).
+	 */
+	volatile bool trap_signal_deferred;
+	siginfo_t trap_signal_info;
+	/* Parked by a stop (stop.c): nothing of the program may run on it then. */
+	volatile bool parked;
 	/* The stop protocol's fields (stop.c). */
 	atomic_int answer;	/* enum dacce_stop_answer */
 	atomic_uint answered_round;
@@ -111,6 +120,9 @@ struct dacce_thread *dacce_threads_first(void);
 /* In a fork child: the registry holds only the calling thread. */
 void dacce_threads_after_fork(void);
 
+/* Sends the deferred trap signal (trap_signal_deferred) to the thread again. */
+void dacce_thread_send_deferred_trap_signal(struct dacce_thread *self);
+
 /* Runtime code entered / left on this thread (see in_runtime). */
 /* The TLS block mirrors it for samplers (tls.h: runtime_depth). */
 static inline void dacce_runtime_enter(void)
@@ -122,9 +134,12 @@ static inline void dacce_runtime_enter(void)
 
 static inline void dacce_runtime_leave(void)
 {
+	struct dacce_thread *self = dacce_thread_self();
+
 	atomic_signal_fence(memory_order_seq_cst);
 	dacce_tls_self()->runtime_depth--;
-	dacce_thread_self()->in_runtime--;
+	if (--self->in_runtime == 0 && self->trap_signal_deferred)
+		dacce_thread_send_deferred_trap_signal(self);
 }
 
 #endif
