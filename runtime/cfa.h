@@ -27,4 +27,37 @@ int dacce_cfa_is_frameless_at(const struct dacce_cfa *cfa, uintptr_t addr);
  */
 int dacce_cfa_rule_at(const struct dacce_cfa *cfa, uintptr_t addr, int *reg, int64_t *offset);
 
+/* How a register of the caller is found, in DWARF numbering (x86-64: 0-15, 16 the return address). */
+enum dacce_cfa_rule_kind {
+	DACCE_CFA_SAME,	     /* this frame left it alone */
+	DACCE_CFA_UNDEFINED, /* lost (caller-saved), or a rule this file does not read */
+	DACCE_CFA_AT,	     /* saved at CFA + offset */
+	DACCE_CFA_IS,	     /* its value is CFA + offset */
+	DACCE_CFA_IN_REG,    /* its value is in register reg */
+};
+
+#define DACCE_CFA_REGS 17
+
+struct dacce_cfa_reg_rule {
+	enum dacce_cfa_rule_kind kind;
+	int reg;
+	int64_t offset;
+};
+
+/* The whole row at an address: CFA = cfa_reg + cfa_offset, and each register's rule. */
+struct dacce_cfa_row {
+	int cfa_reg;
+	int64_t cfa_offset;
+	struct dacce_cfa_reg_rule regs[DACCE_CFA_REGS];
+};
+
+/*
+ * The unwind row in effect at addr (what a debugger needs to step out of a
+ * frame stopped there), and the addresses [*lo, *hi) it holds for: 0,
+ * -ENOTSUP when the CFA or the return address is found by an expression,
+ * -ENOENT where the module has no unwind information.
+ */
+int dacce_cfa_row_at(const struct dacce_cfa *cfa, uintptr_t addr, struct dacce_cfa_row *row,
+		     uintptr_t *lo, uintptr_t *hi);
+
 #endif

@@ -49,6 +49,7 @@
 #include "prebuilt.h"
 #include "probes.h"
 #include "rt.h"
+#include "code_names.h"
 #include "rt_state.h"
 #include "signals.h"
 #include "stop.h"
@@ -792,6 +793,7 @@ static void *policy_main(void *unused)
 		/* A controller decides when; only the stress test still forces every edge. */
 		asked = dacce_control_take_request();
 		rt_lock(&saved);
+		rt_code_names_flush();
 		rt_reorder_dispatch();
 		ep.tail_wanted = DACCE_NONE; /* epoch_due sets it, when it is asked */
 		due = asked || ep.stress ||

@@ -51,6 +51,7 @@
 #include "patch.h"
 #include "patch_runs.h"
 #include "perfmap.h"
+#include "code_names.h"
 #include "prebuilt.h"
 #include "pristine.h"
 #include "probes.h"
@@ -135,6 +136,9 @@ static int release_lock(void)
 {
 	int state = rt.holder_cancel_state;
 
+	/* Under a debugger: a stop at a breakpoint soon after new code was made finds it named. */
+	if (rt.decode_everything)
+		rt_code_names_flush_due();
 	dacce_patch_batch_end();
 	dacce_entry_notes_flush();
 	__atomic_store_n(&rt.holder, NULL, __ATOMIC_RELAXED);
@@ -321,31 +325,10 @@ static int note_entry(uintptr_t entry, uint32_t index)
 	return err;
 }
 
-/* Names generated code for perf (perfmap.h): what it is, and the site it serves. */
+/* Names generated code for perf (code_names.h): what it is, and the site it serves. */
 static void name_code(const char *kind, const struct x86_buf *b, uintptr_t site)
 {
-	const struct rt_module *m;
-	const struct dacce_func *fn;
-	const char *exe;
-	char name[192];
-
-	if (!dacce_perfmap_on())
-		return;
-	m = rt_module_at(site);
-	if (!m) {
-		snprintf(name, sizeof(name), "dacce:%s@[anon]+0x%lx", kind, (unsigned long)site);
-		dacce_perfmap_add(b->addr, b->len, name);
-		return;
-	}
-	fn = dacce_funcs_find(&m->funcs, site);
-	exe = strrchr(m->info->path, '/') ? strrchr(m->info->path, '/') + 1 : m->info->path;
-	if (fn && fn->name)
-		snprintf(name, sizeof(name), "dacce:%s@%s+%#lx", kind, fn->name,
-			 (unsigned long)(site - fn->start));
-	else
-		snprintf(name, sizeof(name), "dacce:%s@%s+%#lx", kind, exe,
-			 (unsigned long)(site - m->info->bias));
-	dacce_perfmap_add(b->addr, b->len, name);
+	rt_code_named(kind, b->addr, b->len, site);
 }
 
 static int reserve_sites(uint32_t count)
@@ -1628,7 +1611,10 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 						    *after ? site->scan.addr + site->scan.len : 0);
 	if (err)
 		return err;
-	name_code(tail ? "tail" : "call", &b, site->scan.addr);
+	if (tail)
+		name_code("tail", &b, site->scan.addr);
+	else /* on the caller's frame, as at the call */
+		rt_code_returned_to("call", b.addr, b.len, site->scan.addr, site->scan.addr);
 	/* A thread stopped on the entry is at the site, in its function. */
 	return note_entry(*entry, site_index);
 }
@@ -2661,6 +2647,8 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 	if (err)
 		return err;
 	x86_init(&b, write, SETJMP_THUNK_LEN, *thunk);
+	x86_trap(&b); /* a byte before it, for debuggers (see build_tail_stub) */
+	*thunk = b.addr + b.len;
 	x86_endbr64(&b); /* longjmp enters by an indirect jump */
 	x86_bytes(&b, test_eax, sizeof(test_eax));
 	again = x86_jcc_short(&b, X86_JNE);
@@ -2670,7 +2658,8 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_setjmp_again);
 	if (b.overflow)
 		return -ENOSPC;
-	name_code("setjmp_return", &b, ret);
+	/* In the slot of a return address: the frame is the caller's just after its call. */
+	rt_code_returned_to("setjmp_return", b.addr, b.len, ret, ret - 1);
 	/* It sits in the return-address slot of a setjmp call while libc's setjmp runs. */
 	announce_code_of_no_site(*thunk, DACCE_CODE_NO_SITE);
 	err = dacce_hashmap_put(&rt.thunk_at, ret, rt.n_thunks);
@@ -3481,6 +3470,8 @@ static int load_program(void)
 
 static int build_tail_stub(void)
 {
+	static uint8_t stub_rules[16];
+	size_t stub_rules_len;
 	struct x86_buf b;
 	uintptr_t exec;
 	uint8_t *write;
@@ -3491,6 +3482,12 @@ static int build_tail_stub(void)
 	if (err)
 		return err;
 	x86_init(&b, write, DACCE_TAIL_STUB_MAX, exec);
+	/*
+	 * A byte before the stub: debuggers look a return address up one byte
+	 * back (a call's return address may start the next function), and
+	 * the stub is only ever reached as one.
+	 */
+	x86_trap(&b);
 	rt.tail_stub = dacce_tail_emit_return_stub(&b, rt.tpoff);
 	if (!rt.tail_stub)
 		return -ENOSPC;
@@ -3498,7 +3495,10 @@ static int build_tail_stub(void)
 	err = dacce_debug_returns_add_range(b.addr, b.addr + b.len, 0);
 	if (err)
 		return err;
-	dacce_perfmap_add(b.addr, b.len, "dacce:tail_call_return");
+	stub_rules_len = dacce_tail_stub_unwind_rules(stub_rules, sizeof(stub_rules));
+	if (stub_rules_len)
+		rt_code_returned_to_rules("tail_call_return", b.addr, b.len, stub_rules,
+					  stub_rules_len);
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
 	announce_code_of_no_site(rt.tail_stub, DACCE_CODE_TAIL_STUB);
 	return 0;
@@ -3831,6 +3831,7 @@ int dacce_rt_start(uintptr_t main_fn)
 		dacce_patch_sole_thread(dacce_threads_in_process() == 1);
 	if (!err && (perf_err = dacce_perfmap_start()))
 		dacce_rt_log(true, "no perf map: %s", strerror(-perf_err));
+	rt_code_names_start();
 	if (!err)
 		err = build_tail_stub();
 	if (!err)

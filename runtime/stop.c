@@ -225,6 +225,11 @@ int dacce_stop_world(void)
 	return -EAGAIN;
 }
 
+bool dacce_world_stopping(void)
+{
+	return atomic_load(&stop.active);
+}
+
 void dacce_resume_world(void)
 {
 	atomic_store(&stop.active, false);

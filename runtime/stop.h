@@ -17,6 +17,8 @@
 #ifndef DACCE_RT_STOP_H
 #define DACCE_RT_STOP_H
 
+#include <stdbool.h>
+
 #include "threads.h"
 
 enum dacce_stop_answer {
@@ -41,6 +43,11 @@ int dacce_stop_world(void);
 /* A thread marked itself gone: a stopper waiting for its answer looks again. */
 void dacce_stop_thread_gone(void);
 
+/*
+ * Whether threads are being stopped or are parked: nothing may then take a
+ * lock they could hold (libc's malloc, stdio).
+ */
+bool dacce_world_stopping(void);
 /* Lets every parked thread go on (each at its resume_pc, if set). */
 void dacce_resume_world(void);
 

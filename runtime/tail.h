@@ -13,6 +13,7 @@
 #ifndef DACCE_RT_TAIL_H
 #define DACCE_RT_TAIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops.h"
@@ -27,6 +28,16 @@
  * Returns its address, or 0 on overflow.
  */
 uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff);
+
+/*
+ * DWARF call frame instructions (under gdbjit.c's CIE) for a debugger that
+ * meets the stub as a return address: where the frame is, and that the walk
+ * ends there.  The return address it stands for is in the thread's tail
+ * records, which no DWARF expression can reach (gdb reads no %fs.base in
+ * them); user/dacce-gdb.py finds it.  Returns the length, or 0 when cap is
+ * too small.
+ */
+size_t dacce_tail_stub_unwind_rules(uint8_t *out, size_t cap);
 
 /*
  * A tail site's trampoline: record the frame if needed, before(op), jmp

@@ -120,6 +120,66 @@ else
 	fail "bt: cannot build the test program"
 fi
 
+# 3b. `bt` in plain gdb, without the script: the runtime tells gdb about its code through the
+# JIT interface (runtime/gdbjit.h), so the walk goes through every call's trampoline, each
+# named after the call it serves, to libc's start (before: `?? ()` at the first one, and
+# no further).  Run from gdb, stopped soon after start; then attached to, while it sleeps.
+cat >"$work/plain.c" <<'EOF'
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noinline)) void stop_here(int x) { __asm__ volatile("" : : "r"(x) : "memory"); }
+__attribute__((noinline)) int leaf(int x) { if (x == 7) stop_here(x); return x * 3 + 1; }
+__attribute__((noinline)) int mid(int x) { return leaf(x) + 2; }
+__attribute__((noinline)) int top(int x) { return mid(x) * 2; }
+/* Not a tail call to pause: a frame that made one returns through the tail stub, where plain
+ * gdb's walk ends (the return address it stands for is in the thread's tail records). */
+__attribute__((noinline)) void nap(const char *ready) { fclose(fopen(ready, "w")); pause(); __asm__ volatile(""); }
+int main(int argc, char **argv)
+{
+	int s = 0;
+	for (int i = 0; i < 20; i++)
+		s += top(i);
+	printf("%d\n", s);
+	if (argc > 1)
+		nap(argv[1]);
+	return 0;
+}
+EOF
+off='(0x[0-9a-f]+|0)' # the call's offset in its function
+plain_frames() { # GDB_OUTPUT: the function name of each frame of the first backtrace
+	sed -n 's/^#[0-9]* *\(0x[0-9a-f]* in \)\{0,1\}\([^ (]*\) (.*/\2/p' "$1" | tr '\n' ' '
+}
+if gcc -O2 -g -fno-inline -o "$work/plain" "$work/plain.c"; then
+	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+		-ex 'break stop_here' -ex run -ex bt -ex kill "$work/plain" >"$work/plain.run" 2>&1
+	got=$(plain_frames "$work/plain.run")
+	if echo "$got" | grep -qE "^stop_here dacce:call@leaf\\+$off dacce:call@mid\\+$off dacce:call@top\\+$off dacce:call@main\\+$off main_with_context __libc_start_call_main "; then
+		pass "bt without the script, run from gdb: every trampoline named, walked to libc's start"
+	else
+		fail "bt without the script, run from gdb: [$got]"
+	fi
+	rm -f "$work/napping"
+	LD_PRELOAD=$lib "$work/plain" "$work/napping" >/dev/null 2>&1 &
+	target=$!
+	for _ in $(seq 500); do
+		[ -e "$work/napping" ] && break
+		sleep 0.02
+	done
+	sleep 0.3 # past the runtime's next look at new code (at most 100 ms)
+	gdb_quiet -p "$target" -ex 'thread 1' -ex bt >"$work/plain.attach" 2>&1
+	kill "$target" 2>/dev/null
+	wait "$target" 2>/dev/null
+	target=
+	got=$(plain_frames "$work/plain.attach")
+	if echo "$got" | grep -qE "dacce:call@nap\\+$off dacce:call@main\\+$off main_with_context __libc_start_call_main "; then
+		pass "bt without the script, attached: every trampoline named, walked to libc's start"
+	else
+		fail "bt without the script, attached: [$got]"
+	fi
+else
+	fail "bt without the script: cannot build the test program"
+fi
+
 # 4. `next` over a call with user/dacce-gdb.py: the first call of a site goes through its
 # first-call stub and the runtime's slow path, later ones through the trampoline; each
 # `next` must stop on the following line, as natively.

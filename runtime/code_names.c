@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+#include "code_names.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "env.h"
+#include "gdbjit.h"
+#include "perfmap.h"
+#include "rt_state.h"
+#include "stop.h"
+
+/*
+ * Return points wait for the next flush: the policy thread's, at each
+ * wake-up, or this many (each flush's working memory is then small, and
+ * the next one reuses it).  CPython's start-up makes about 15,000.
+ */
+#define FLUSH_AT 1024
+
+struct pending {
+	const char *kind;
+	uintptr_t start, site, row_at;
+	uint32_t len;
+	const uint8_t *rules; /* its own rules, else the row at row_at (if any) */
+	size_t n_rules;
+};
+
+static struct {
+	struct pending *items;
+	size_t n, cap;
+	bool off;    /* DACCE_GDB_JIT=0 */
+	bool failed; /* memory ran out once: no more for gdb (the perf map goes on) */
+	long flushed_ns; /* CLOCK_MONOTONIC of the last flush */
+	unsigned flushes;
+} waiting;
+
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+void rt_code_names_start(void)
+{
+	const char *jit = dacce_env("DACCE_GDB_JIT");
+
+	waiting.off = jit && strcmp(jit, "0") == 0;
+}
+
+void rt_code_names_flush_due(void)
+{
+	if (waiting.n && (waiting.flushes < RT_CODE_NAMES_EAGER ||
+			  now_ns() - waiting.flushed_ns >= RT_CODE_NAMES_SPACING_MS * 1000000L))
+		rt_code_names_flush();
+}
+
+void rt_code_name(const char *kind, uintptr_t site, char *name, size_t len)
+{
+	const struct rt_module *m = site ? rt_module_at(site) : NULL;
+	const struct dacce_func *fn;
+	const char *file;
+
+	if (!site) {
+		snprintf(name, len, "dacce:%s", kind);
+		return;
+	}
+	if (!m) {
+		snprintf(name, len, "dacce:%s@[anon]+0x%lx", kind, (unsigned long)site);
+		return;
+	}
+	fn = dacce_funcs_find(&m->funcs, site);
+	file = strrchr(m->info->path, '/') ? strrchr(m->info->path, '/') + 1 : m->info->path;
+	if (fn && fn->name)
+		snprintf(name, len, "dacce:%s@%s+%#lx", kind, fn->name,
+			 (unsigned long)(site - fn->start));
+	else
+		snprintf(name, len, "dacce:%s@%s+%#lx", kind, file,
+			 (unsigned long)(site - m->info->bias));
+}
+
+void rt_code_named(const char *kind, uintptr_t start, size_t len, uintptr_t site)
+{
+	char name[192];
+
+	if (!dacce_perfmap_on())
+		return;
+	rt_code_name(kind, site, name, sizeof(name));
+	dacce_perfmap_add(start, len, name);
+}
+
+static void queue(const struct pending *item)
+{
+	if (waiting.off || waiting.failed)
+		return;
+	if (waiting.n == waiting.cap) {
+		size_t cap = waiting.cap ? waiting.cap * 2 : 256;
+		struct pending *grown = realloc(waiting.items, cap * sizeof(*grown));
+
+		if (!grown) {
+			waiting.failed = true;
+			return;
+		}
+		waiting.items = grown;
+		waiting.cap = cap;
+	}
+	waiting.items[waiting.n++] = *item;
+	if (waiting.n >= FLUSH_AT)
+		rt_code_names_flush();
+}
+
+void rt_code_returned_to(const char *kind, uintptr_t start, size_t len, uintptr_t site,
+			 uintptr_t row_at)
+{
+	rt_code_named(kind, start, len, site);
+	queue(&(struct pending){ .kind = kind, .start = start, .site = site, .row_at = row_at,
+				 .len = (uint32_t)len });
+}
+
+void rt_code_returned_to_rules(const char *kind, uintptr_t start, size_t len,
+			       const uint8_t *rules, size_t n_rules)
+{
+	rt_code_named(kind, start, len, 0);
+	queue(&(struct pending){ .kind = kind, .start = start, .len = (uint32_t)len,
+				 .rules = rules, .n_rules = n_rules });
+}
+
+/*
+ * Rows looked up during one flush, with the addresses each holds for: the
+ * call sites of one function mostly share one (libdw's lookup was most of
+ * the cost).  Dropped after each flush: a module may go away in between.
+ */
+#define ROW_CACHE 32
+static struct cached_row {
+	const struct rt_module *m;
+	uintptr_t lo, hi;
+	struct dacce_cfa_row row;
+} rows[ROW_CACHE];
+static size_t n_rows, next_row;
+
+static int row_of(uintptr_t addr, struct dacce_cfa_row *row)
+{
+	const struct rt_module *m = addr ? rt_module_at(addr) : NULL;
+	struct cached_row *c;
+	uintptr_t lo, hi;
+
+	if (!m || m->closed || !m->cfa)
+		return -ENOENT;
+	for (size_t i = 0; i < n_rows; i++)
+		if (rows[i].m == m && addr >= rows[i].lo && addr < rows[i].hi) {
+			*row = rows[i].row;
+			return 0;
+		}
+	memset(row, 0, sizeof(*row));
+	if (dacce_cfa_row_at(m->cfa, addr, row, &lo, &hi) != 0)
+		return -ENOENT;
+	c = &rows[n_rows < ROW_CACHE ? n_rows++ : next_row++ % ROW_CACHE];
+	*c = (struct cached_row){ .m = m, .lo = lo, .hi = hi, .row = *row };
+	return 0;
+}
+
+/*
+ * Pieces of one code cache region may share a section (the region is all
+ * ours); pieces of the window pages, carved in any order, each get their own.
+ */
+static uint64_t group_of(uintptr_t start)
+{
+	for (size_t i = 0; i < rt.cache.n; i++) {
+		const struct dacce_code_region *r = &rt.cache.regions[i];
+
+		if (start >= r->exec && start - r->exec < r->size)
+			return r->window_page ? ((uint64_t)1 << 63) | start : i;
+	}
+	return ((uint64_t)1 << 63) | start;
+}
+
+void rt_code_names_flush(void)
+{
+	struct dacce_gdbjit_object *o;
+	char name[192];
+	int err = 0;
+
+	/* libdw allocates with libc's malloc, whose lock a parked thread may hold. */
+	if (waiting.n == 0 || dacce_world_stopping())
+		return;
+	n_rows = next_row = 0;
+	o = dacce_gdbjit_begin();
+	for (size_t i = 0; o && i < waiting.n && !err; i++) {
+		const struct pending *p = &waiting.items[i];
+		struct dacce_cfa_row row;
+
+		rt_code_name(p->kind, p->site, name, sizeof(name));
+		if (p->rules)
+			err = dacce_gdbjit_add_rules(o, p->start, p->len, group_of(p->start), name,
+						     p->rules, p->n_rules);
+		else
+			err = dacce_gdbjit_add(o, p->start, p->len, group_of(p->start), name,
+					       row_of(p->row_at, &row) == 0 ? &row : NULL);
+	}
+	if (!o || err) {
+		dacce_gdbjit_discard(o);
+		waiting.failed = true;
+	} else if (dacce_gdbjit_commit(o) != 0) {
+		waiting.failed = true;
+	}
+	waiting.n = 0;
+	waiting.flushed_ns = now_ns();
+	waiting.flushes++;
+}
