@@ -56,7 +56,7 @@ struct dacce_gdbjit_object {
 
 static void put(struct buffer *b, const void *bytes, size_t len)
 {
-	if (b->failed)
+	if (b->failed || len == 0)
 		return;
 	if (b->len + len > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
