@@ -189,7 +189,7 @@ void rt_code_names_flush(void)
 	if (waiting.n == 0 || dacce_world_stopping())
 		return;
 	n_rows = next_row = 0;
-	o = dacce_gdbjit_begin();
+	o = dacce_gdbjit_begin(waiting.n);
 	for (size_t i = 0; o && i < waiting.n && !err; i++) {
 		const struct pending *p = &waiting.items[i];
 		struct dacce_cfa_row row;

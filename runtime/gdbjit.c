@@ -76,6 +76,22 @@ static void put(struct buffer *b, const void *bytes, size_t len)
 	b->len += len;
 }
 
+/* Room for len more bytes, at once. */
+static void reserve(struct buffer *b, size_t len)
+{
+	uint8_t *grown;
+
+	if (b->failed || b->len + len <= b->cap)
+		return;
+	grown = realloc(b->bytes, b->len + len);
+	if (!grown) {
+		b->failed = true;
+		return;
+	}
+	b->bytes = grown;
+	b->cap = b->len + len;
+}
+
 static void put_u8(struct buffer *b, uint8_t v)
 {
 	put(b, &v, 1);
@@ -118,13 +134,22 @@ static void pad_to(struct buffer *b, size_t align, uint8_t fill)
 		put_u8(b, fill);
 }
 
-struct dacce_gdbjit_object *dacce_gdbjit_begin(void)
+/* Typical sizes: "dacce:call@function+0x1f" and a call site's row after the CIE's. */
+#define NAME_GUESS 40
+#define RULES_GUESS 12
+
+struct dacce_gdbjit_object *dacce_gdbjit_begin(size_t expected)
 {
 	struct dacce_gdbjit_object *o = calloc(1, sizeof(*o));
 
-	if (o)
-		put_u8(&o->names, 0);
-	if (o && o->names.failed) {
+	if (!o)
+		return NULL;
+	o->pieces = malloc((expected ? expected : 1) * sizeof(*o->pieces));
+	o->cap = o->pieces ? (expected ? expected : 1) : 0;
+	reserve(&o->names, 1 + expected * NAME_GUESS);
+	reserve(&o->rules, expected * RULES_GUESS);
+	put_u8(&o->names, 0);
+	if (!o->pieces || o->names.failed || o->rules.failed) {
 		dacce_gdbjit_discard(o);
 		return NULL;
 	}
@@ -296,6 +321,7 @@ static void put_symbols(struct buffer *b, const struct dacce_gdbjit_object *o, c
 {
 	Elf64_Sym none = { 0 };
 
+	reserve(b, (o->n + 1) * sizeof(Elf64_Sym));
 	put(b, &none, sizeof(none));
 	for (size_t i = 0; i < o->n; i++) {
 		const struct piece *p = &o->pieces[i];
@@ -317,6 +343,8 @@ static void put_frames(struct buffer *b, const struct dacce_gdbjit_object *o)
 	size_t length_at;
 	uint32_t length;
 
+	/* The CIE, then per FDE its header, rules and padding. */
+	reserve(b, 64 + o->n * (24 + 7) + o->rules.len);
 	put_u32(b, 0); /* length, below */
 	put_u32(b, UINT32_MAX); /* a CIE */
 	put_u8(b, 1);	 /* version */

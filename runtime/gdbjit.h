@@ -46,8 +46,12 @@ extern struct jit_descriptor __jit_debug_descriptor;
 
 struct dacce_gdbjit_object;
 
-/* A new, empty batch, or NULL without memory. */
-struct dacce_gdbjit_object *dacce_gdbjit_begin(void);
+/*
+ * A new, empty batch for about expected pieces (room is made for them at
+ * once: growing by doubling left the runtime's heap with blocks of every
+ * size), or NULL without memory.
+ */
+struct dacce_gdbjit_object *dacce_gdbjit_begin(size_t expected);
 
 /*
  * Adds the piece [start, start + len) named name, with the unwind row that

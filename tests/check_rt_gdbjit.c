@@ -160,7 +160,7 @@ static int find_symbol(Elf *elf, const char *name, struct symbol_seen *seen)
 START_TEST(test_image_names_each_piece_and_gives_its_row)
 {
 	struct dacce_cfa_row fp = frame_pointer_row(), sp = stack_row();
-	struct dacce_gdbjit_object *o = dacce_gdbjit_begin();
+	struct dacce_gdbjit_object *o = dacce_gdbjit_begin(2);
 	struct symbol_seen a, b, c;
 	uint8_t *image;
 	size_t size;
@@ -221,7 +221,7 @@ START_TEST(test_commits_are_linked_for_the_debugger_newest_first)
 	struct dacce_gdbjit_object *o;
 
 	ck_assert_uint_eq(__jit_debug_descriptor.version, 1);
-	o = dacce_gdbjit_begin();
+	o = dacce_gdbjit_begin(1);
 	ck_assert_int_eq(dacce_gdbjit_add(o, 0x20000, 16, 0, "dacce:call@a+0x1", NULL), 0);
 	ck_assert_int_eq(dacce_gdbjit_commit(o), 0);
 	first = __jit_debug_descriptor.first_entry;
@@ -233,10 +233,10 @@ START_TEST(test_commits_are_linked_for_the_debugger_newest_first)
 	ck_assert_mem_eq(first->symfile_addr, "\177ELF", 4);
 
 	/* An empty batch registers nothing. */
-	ck_assert_int_eq(dacce_gdbjit_commit(dacce_gdbjit_begin()), 0);
+	ck_assert_int_eq(dacce_gdbjit_commit(dacce_gdbjit_begin(0)), 0);
 	ck_assert_ptr_eq(__jit_debug_descriptor.first_entry, first);
 
-	o = dacce_gdbjit_begin();
+	o = dacce_gdbjit_begin(1);
 	ck_assert_int_eq(dacce_gdbjit_add(o, 0x30000, 16, 0, "dacce:call@b+0x2", NULL), 0);
 	ck_assert_int_eq(dacce_gdbjit_commit(o), 0);
 	second = __jit_debug_descriptor.first_entry;
