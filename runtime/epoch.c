@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "code_names.h"
 #include "control.h"
 #include "dict_io.h"
 #include "env.h"
@@ -49,7 +50,6 @@
 #include "prebuilt.h"
 #include "probes.h"
 #include "rt.h"
-#include "code_names.h"
 #include "rt_state.h"
 #include "signals.h"
 #include "stop.h"

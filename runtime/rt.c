@@ -34,6 +34,7 @@
 #include "cancel.h"
 #include "cfa.h"
 #include "env.h"
+#include "code_names.h"
 #include "codecache.h"
 #include "dict.h"
 #include "emulate.h"
@@ -51,7 +52,6 @@
 #include "patch.h"
 #include "patch_runs.h"
 #include "perfmap.h"
-#include "code_names.h"
 #include "prebuilt.h"
 #include "pristine.h"
 #include "probes.h"
@@ -3470,7 +3470,7 @@ static int load_program(void)
 
 static int build_tail_stub(void)
 {
-	static uint8_t stub_rules[16];
+	const uint8_t *stub_rules;
 	size_t stub_rules_len;
 	struct x86_buf b;
 	uintptr_t exec;
@@ -3495,10 +3495,8 @@ static int build_tail_stub(void)
 	err = dacce_debug_returns_add_range(b.addr, b.addr + b.len, 0);
 	if (err)
 		return err;
-	stub_rules_len = dacce_tail_stub_unwind_rules(stub_rules, sizeof(stub_rules));
-	if (stub_rules_len)
-		rt_code_returned_to_rules("tail_call_return", b.addr, b.len, stub_rules,
-					  stub_rules_len);
+	stub_rules = dacce_tail_stub_unwind_rules(&stub_rules_len);
+	rt_code_returned_to_rules("tail_call_return", b.addr, b.len, stub_rules, stub_rules_len);
 	/* Stack walkers meet it in the return-address slots of frames that made tail calls. */
 	announce_code_of_no_site(rt.tail_stub, DACCE_CODE_TAIL_STUB);
 	return 0;

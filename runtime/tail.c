@@ -4,7 +4,6 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <stddef.h>
-#include <string.h>
 
 #include "tls.h"
 
@@ -175,16 +174,11 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	return b->overflow ? -ENOSPC : 0;
 }
 
-size_t dacce_tail_stub_unwind_rules(uint8_t *out, size_t cap)
+const uint8_t *dacce_tail_stub_unwind_rules(size_t *len)
 {
-	/*
-	 * CFA = %rsp (the slot the return came through is just below it); the
-	 * return address is undefined, which ends the walk here.
-	 */
-	const uint8_t rules[] = { DW_CFA_def_cfa, 7, 0, DW_CFA_undefined, 16 };
+	/* CFA = %rsp (the slot the return came through is just below it); no return address. */
+	static const uint8_t rules[] = { DW_CFA_def_cfa, 7, 0, DW_CFA_undefined, 16 };
 
-	if (cap < sizeof(rules))
-		return 0;
-	memcpy(out, rules, sizeof(rules));
-	return sizeof(rules);
+	*len = sizeof(rules);
+	return rules;
 }

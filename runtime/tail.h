@@ -33,11 +33,10 @@ uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff);
  * DWARF call frame instructions (under gdbjit.c's CIE) for a debugger that
  * meets the stub as a return address: where the frame is, and that the walk
  * ends there.  The return address it stands for is in the thread's tail
- * records, which no DWARF expression can reach (gdb reads no %fs.base in
- * them); user/dacce-gdb.py finds it.  Returns the length, or 0 when cap is
- * too small.
+ * records, which no DWARF expression gdb evaluates can reach (gdb reads no
+ * %fs.base in them); user/dacce-gdb.py finds it.  Sets *len.
  */
-size_t dacce_tail_stub_unwind_rules(uint8_t *out, size_t cap);
+const uint8_t *dacce_tail_stub_unwind_rules(size_t *len);
 
 /*
  * A tail site's trampoline: record the frame if needed, before(op), jmp
