@@ -34,6 +34,7 @@ void dacce_codecache_fini(struct dacce_codecache *cache)
 	}
 	free(cache->regions);
 	free(cache->maps);
+	dacce_kept_fd_close(&cache->maps_file);
 	memset(cache, 0, sizeof(*cache));
 }
 
@@ -52,20 +53,25 @@ static bool region_reaches(uintptr_t start, size_t size, uintptr_t near_lo, uint
 /*
  * The process's mappings, sorted (as /proc/self/maps lists them).  Read
  * without stdio: this may run with the program's threads stopped, one of
- * them perhaps holding a stdio lock.
+ * them perhaps holding a stdio lock.  The file is kept open (keptfd.h) and
+ * read from offset 0 each time, which makes the kernel list it anew: opened
+ * once while the main thread is there, it stays readable after main has
+ * called pthread_exit, when /proc/self/maps could no longer be opened.
  */
-static int read_mappings(struct dacce_address_range **out, size_t *n_out)
+static int read_mappings(struct dacce_codecache *cache, struct dacce_address_range **out,
+			 size_t *n_out)
 {
-	int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC); /* see patch.c */
+	int fd = dacce_kept_fd_get(&cache->maps_file, "/proc/thread-self/maps", O_RDONLY);
 	struct dacce_address_range *list = NULL, *grown;
 	size_t n = 0, cap = 0, have = 0;
 	char buf[4096];
+	off_t at = 0;
 	int err = 0;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (;;) {
-		ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+		ssize_t got = pread(fd, buf + have, sizeof(buf) - 1 - have, at);
 		char *line = buf, *end;
 
 		if (got < 0 && errno == EINTR)
@@ -75,6 +81,7 @@ static int read_mappings(struct dacce_address_range **out, size_t *n_out)
 			goto cleanup;
 		}
 		have += (size_t)got;
+		at += got;
 		buf[have] = '\0';
 		while ((end = strchr(line, '\n'))) {
 			unsigned long start, stop;
@@ -105,7 +112,6 @@ static int read_mappings(struct dacce_address_range **out, size_t *n_out)
 	list = NULL;
 cleanup:
 	free(list);
-	close(fd);
 	return err;
 }
 
@@ -122,7 +128,7 @@ static int reread_maps(struct dacce_codecache *cache)
 {
 	struct dacce_address_range *maps;
 	size_t n;
-	int err = read_mappings(&maps, &n);
+	int err = read_mappings(cache, &maps, &n);
 
 	if (err)
 		return err;

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keptfd.h"
+
 #define DACCE_CODE_REGION_SIZE (1u << 20)
 #define DACCE_WINDOW_PAGE 4096
 
@@ -43,6 +45,8 @@ struct dacce_codecache {
 	struct dacce_address_range *maps;
 	size_t n_maps, cap_maps;
 	uint64_t maps_read_ns; /* CLOCK_MONOTONIC when maps was read */
+	/* /proc/self/maps, kept open: the policy thread builds code while the program runs. */
+	struct dacce_kept_fd maps_file;
 };
 
 void dacce_codecache_init(struct dacce_codecache *cache);

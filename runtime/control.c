@@ -12,6 +12,7 @@
 
 #include "dacce_control.h"
 #include "env.h"
+#include "keptfd.h"
 #include "rt.h"
 #include "rt_state.h"
 #include "tls.h"
@@ -47,6 +48,7 @@ bool dacce_control_connect(void)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
+	fd = dacce_fd_move_high(fd); /* out of the way of the program's numbers (keptfd.h) */
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
 	    send(fd, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello)) {
 		dacce_rt_log(false, "no controller at %s: %s; re-encoding by the built-in policy",

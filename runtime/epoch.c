@@ -26,7 +26,6 @@
  * callback entered from a library, a thread past its root) makes the policy
  * wait longer before trying again.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <errno.h>
@@ -57,6 +56,7 @@
 #include "tls.h"
 #include "trap.h"
 #include "translate.h"
+#include "watch.h"
 
 #define DEFAULT_INTERVAL_MS 20
 #define DEFAULT_HOT_PUSHES 20000
@@ -100,6 +100,7 @@ static struct {
 	/* The policy thread. */
 	atomic_uint nudges; /* futex word: bumped when a new edge is found (stress mode) */
 	pthread_t thread;
+	atomic_int thread_ready; /* futex word: its own descriptors are open */
 	bool running;
 	long backoff_ms;
 	long quiet_until_ns; /* no epoch of the runtime's own before this (PAUSE_BUDGET) */
@@ -699,46 +700,6 @@ static int reencode(void)
 	return 0;
 }
 
-/*
- * Whether every other thread of the process has exited.  glibc ends a
- * process with exit(0) when its last thread exits (main having called
- * pthread_exit), but it counts the policy thread too: so the policy thread
- * must notice, and do it.
- */
-static bool alone_in_process(void)
-{
-	DIR *tasks = opendir("/proc/self/task");
-	pid_t self = gettid();
-	struct dirent *e;
-	bool alone = true;
-
-	if (!tasks)
-		return false;
-	while (alone && (e = readdir(tasks))) {
-		char path[300], stat[512], *close_paren;
-		ssize_t n;
-		int fd;
-
-		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* gone meanwhile */
-		n = read(fd, stat, sizeof(stat) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		stat[n] = '\0';
-		close_paren = strrchr(stat, ')');
-		/* The state follows the command name: Z and X have exited. */
-		if (close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X')
-			alone = false;
-	}
-	closedir(tasks);
-	return alone;
-}
-
 #define LIVENESS_MS 100
 
 static void *policy_main(void *unused)
@@ -753,7 +714,11 @@ static void *policy_main(void *unused)
 	 * of sites already patched, which push and pop on them.
 	 */
 	dacce_rt_thread_partial();
+	/* The descriptors it keeps, opened while its starter waits (keptfd.h). */
+	(void)dacce_patch_mem_prepare();
 	dacce_control_connect();
+	atomic_store(&ep.thread_ready, 1);
+	syscall(SYS_futex, &ep.thread_ready, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	for (;;) {
 		long ms = ep.backoff_ms < LIVENESS_MS ? ep.backoff_ms : LIVENESS_MS;
 		struct timespec wait = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
@@ -775,17 +740,12 @@ static void *policy_main(void *unused)
 		else
 			syscall(SYS_futex, &ep.nudges, FUTEX_WAIT_PRIVATE, nudges, &wait, NULL, 0);
 		/* A thread not made by pthread_create (glibc's timer helper): patches take the int3 steps. */
-		threads = dacce_threads_in_process();
+		threads = dacce_watch_threads();
 		if (threads != 2)
 			dacce_patch_sole_thread(false);
 		dacce_signals_reclaim_trap();
-		/*
-		 * The count includes a main thread gone by pthread_exit (a zombie
-		 * until the process ends): only with two left can this one be
-		 * alone.  The scan opens a file per thread: every 100 ms, that was
-		 * most of this thread's time in a QEMU guest.
-		 */
-		if (threads <= 2 && alone_in_process()) {
+		/* The count includes a main thread gone by pthread_exit (a zombie until the process ends). */
+		if (dacce_watch_alone(threads)) {
 			/* Exit handlers are program code: they run with a partial context, as after main. */
 			dacce_rt_thread_partial();
 			exit(0);
@@ -837,11 +797,16 @@ static int start_policy_thread(void)
 		return -ENOSYS;
 	/* Every signal blocked (but traps: trap.h): the program's signals go to the program's threads. */
 	dacce_signals_but_trap(&all);
+	/* Its files, while no program thread runs beside us (keptfd.h). */
+	dacce_watch_open();
+	atomic_store(&ep.thread_ready, 0);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
 	err = create(&ep.thread, NULL, policy_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (err)
 		return -err;
+	while (atomic_load(&ep.thread_ready) == 0)
+		syscall(SYS_futex, &ep.thread_ready, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	pthread_detach(ep.thread);
 	ep.running = true;
 	return 0;

@@ -15,6 +15,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "keptfd.h"
 #include "signals.h"
 #include "threads.h"
 #include "tls.h"
@@ -362,8 +363,6 @@ int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len
  * opened before each use, and it sits at a high number where a reused one
  * is unlikely.  A fork child's copy names the parent's memory: reopened.
  */
-#define MEM_FD_FLOOR 512
-
 static __thread int cached_mem = -1;
 static __thread pid_t cached_pid;
 static __thread dev_t cached_dev;
@@ -431,8 +430,8 @@ static bool cached_is_ours(struct stat *st)
 static int mem_cached(void)
 {
 	struct stat st;
-	int fd, high;
 	pid_t pid;
+	int fd;
 
 	if (cached_mem >= 0 && batch_still_checked())
 		return cached_mem;
@@ -452,11 +451,7 @@ static int mem_cached(void)
 	fd = dacce_patch_mem_open();
 	if (fd < 0)
 		return fd;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, MEM_FD_FLOOR);
-	if (high >= 0) {
-		close(fd);
-		fd = high;
-	}
+	fd = dacce_fd_move_high(fd);
 	if (fstat(fd, &st) < 0) {
 		close(fd);
 		return -errno;
@@ -468,6 +463,13 @@ static int mem_cached(void)
 	cached_dev = st.st_dev;
 	cached_ino = st.st_ino;
 	return fd;
+}
+
+int dacce_patch_mem_prepare(void)
+{
+	int mem = mem_cached();
+
+	return mem < -1 ? mem : 0;
 }
 
 void dacce_patch_thread_exit(void)

@@ -121,6 +121,13 @@ int dacce_patch_mem_open(void);
 void dacce_patch_batch_begin(void);
 void dacce_patch_batch_end(void);
 
+/*
+ * Opens the calling thread's kept descriptor of its memory now rather than
+ * at its first write: for the policy thread, whose first write comes while
+ * the program runs beside it (keptfd.h says why that matters).
+ */
+int dacce_patch_mem_prepare(void);
+
 /* Closes the calling thread's kept descriptor of its memory (at thread exit). */
 void dacce_patch_thread_exit(void);
 int dacce_patch_mem_write(int mem, uintptr_t addr, const void *bytes, size_t len);

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "keptfd.h"
 #include "stop.h"
 
 static __thread struct dacce_thread self __attribute__((tls_model("initial-exec")));
@@ -110,19 +111,19 @@ void dacce_threads_after_fork(void)
 }
 
 /*
- * The entries of /proc/self/task, read with getdents64 on a descriptor of
- * our own: no allocation, and a third of the cost of generating
+ * The entries of a descriptor on /proc/self/task, read with getdents64 from
+ * the start: no allocation, and a third of the cost of generating
  * /proc/self/status (the policy thread asks at every wake-up).  A main
  * thread gone by pthread_exit is listed until the process ends, as the
  * kernel counts it.
  */
-int dacce_threads_in_process(void)
+static int count_tasks(int fd)
 {
 	char buf[4096];
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), count = 0;
+	int count = 0;
 	long got;
 
-	if (fd < 0)
+	if (lseek(fd, 0, SEEK_SET) != 0)
 		return -1;
 	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		for (long at = 0; at < got;) {
@@ -139,6 +140,23 @@ int dacce_threads_in_process(void)
 			at += e->d_reclen;
 		}
 	}
-	close(fd);
 	return got < 0 ? -1 : count;
+}
+
+int dacce_threads_in_process(void)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), count;
+
+	if (fd < 0)
+		return -1;
+	count = count_tasks(fd);
+	close(fd);
+	return count;
+}
+
+int dacce_threads_in_process_kept(struct dacce_kept_fd *tasks)
+{
+	int fd = dacce_kept_fd_get(tasks, "/proc/self/task", O_RDONLY | O_DIRECTORY);
+
+	return fd < 0 ? -1 : count_tasks(fd);
 }

@@ -98,8 +98,15 @@ struct dacce_thread {
 /* Lets a program's signal handlers put off by a mark being recorded run now. */
 void dacce_thread_release_deferred(struct dacce_thread *thread);
 
-/* Threads the kernel counts in the process (/proc/self/task), or -1. */
+/*
+ * Threads the kernel counts in the process (/proc/self/task), or -1.  The
+ * first opens the directory for the call: for the program's threads.  The
+ * second reads it through a descriptor kept open (keptfd.h): for the
+ * runtime's own threads, which run beside the program's.
+ */
 int dacce_threads_in_process(void);
+struct dacce_kept_fd;
+int dacce_threads_in_process_kept(struct dacce_kept_fd *tasks);
 
 /* This thread's entry (registered or not). */
 struct dacce_thread *dacce_thread_self(void);
