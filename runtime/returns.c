@@ -2,6 +2,7 @@
 #include "returns.h"
 
 #include <errno.h>
+#include <stdbool.h>
 
 #include "ops.h"
 #include "rt_state.h"
@@ -13,6 +14,14 @@ static struct dacce_rt_tail_record *tail_record(const struct dacce_tls *tls, uin
 		if (r[-1].frame == slot)
 			return &r[-1];
 	return NULL;
+}
+
+/* Whether a return through value goes through a frame's tail record: the stub, or a leaf tail jump's return point. */
+static bool is_tail_return(uintptr_t value)
+{
+	uint32_t edge;
+
+	return value == rt.tail_stub || dacce_hashmap_get(&rt.tail_returns, value, &edge) == 0;
 }
 
 /* The call site whose return point value is: 0 and the site's own return address. */
@@ -37,7 +46,7 @@ int rt_return_native(const struct dacce_tls *tls, uintptr_t value, uintptr_t slo
 
 	if (!dacce_codecache_contains(&rt.cache, value))
 		return 0;
-	if (value == rt.tail_stub) {
+	if (is_tail_return(value)) {
 		r = tail_record(tls, slot);
 		if (!r)
 			return -ENOENT;
@@ -58,7 +67,7 @@ uint32_t rt_return_caller(const struct dacce_tls *tls, uintptr_t value, uintptr_
 	uintptr_t native;
 	uint32_t edge;
 
-	if (value == rt.tail_stub) {
+	if (is_tail_return(value)) {
 		r = tail_record(tls, slot);
 		value = r ? r->return_to : 0;
 	}
@@ -107,7 +116,7 @@ int rt_return_apply(struct dacce_tls *tls, uintptr_t value, uintptr_t slot)
 	uintptr_t native;
 	uint32_t edge;
 
-	if (value == rt.tail_stub) {
+	if (is_tail_return(value)) {
 		/* As the stub does: records above the frame's belong to frames already gone. */
 		r = tail_record(tls, slot);
 		if (!r)

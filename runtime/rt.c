@@ -1560,12 +1560,36 @@ static uintptr_t through_slot(const struct rt_site *site, uintptr_t target, uint
 											      : 0;
 }
 
+/*
+ * A leaf tail jump's return point (tail.h): the stack walkers take it for the
+ * tail stub (returns.c, user/dacce-gdb.py with native 0, a tracer's
+ * validator), and gdb gets the stub's unwind rules from the call's last
+ * byte (it looks a return address up one byte back).  [start, end) is the
+ * trampoline.
+ */
+static int note_tail_return(uint32_t edge, uintptr_t start, uintptr_t at, uintptr_t end,
+			    uintptr_t site)
+{
+	size_t n_rules;
+	const uint8_t *rules = dacce_tail_stub_unwind_rules(&n_rules);
+	int err = dacce_hashmap_put(&rt.tail_returns, at, edge);
+
+	if (!err)
+		err = dacce_debug_returns_add(at, 0);
+	if (err)
+		return err;
+	rt_code_named("tail", start, at - 1 - start, site);
+	rt_code_returned_to_rules("tail_return", at - 1, end - (at - 1), rules, n_rules);
+	dacce_entry_note(at, DACCE_CODE_TAIL_STUB, 0); /* as announce_code_of_no_site */
+	return 0;
+}
+
 static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t target,
 				 uintptr_t near, const struct dacce_rt_op *with, uintptr_t *entry,
 				 uintptr_t *after, struct dacce_rt_op *built)
 {
 	const struct rt_site *site = &rt.sites[site_index];
-	uintptr_t lo = site->scan.addr, hi = site->scan.addr + 16, start, slot;
+	uintptr_t lo = site->scan.addr, hi = site->scan.addr + 16, start, slot, tail_return = 0;
 	struct dacce_rt_op op = *with;
 	struct x86_buf b;
 	uint8_t *write;
@@ -1584,7 +1608,10 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 	rt.n_trampolines++;
 	*after = 0;
 	slot = through_slot(site, target, start, max);
-	if (tail) {
+	if (tail && op.kind == DACCE_RT_OP_ADD && (rt.graph->edges[edge].flags & DACCE_EDGE_LEAF)) {
+		err = dacce_tail_emit_leaf_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, slot,
+						      entry, &tail_return);
+	} else if (tail) {
 		err = dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, slot, entry);
 	} else if (slot) {
 		/* Keep calling through the slot (lazy binding, IFUNC). */
@@ -1611,7 +1638,9 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 						    *after ? site->scan.addr + site->scan.len : 0);
 	if (err)
 		return err;
-	if (tail)
+	if (tail_return)
+		err = note_tail_return(edge, start, tail_return, b.addr + b.len, site->scan.addr);
+	else if (tail)
 		name_code("tail", &b, site->scan.addr);
 	else /* on the caller's frame, as at the call */
 		rt_code_returned_to("call", b.addr, b.len, site->scan.addr, site->scan.addr);
@@ -3816,6 +3845,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	dacce_hashmap_init(&rt.thunk_at);
 	dacce_hashmap_init(&rt.entry_site);
 	dacce_hashmap_init(&rt.return_edge);
+	dacce_hashmap_init(&rt.tail_returns);
 	dacce_codecache_init(&rt.cache);
 	rt.tpoff = dacce_tls_tpoff();
 	/* Everything that may refuse the program comes before anything it could notice. */

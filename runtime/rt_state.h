@@ -142,6 +142,8 @@ struct rt_state {
 	struct dacce_hashmap entry_site; /* entry of a site's trampoline or dispatch code -> site */
 	/* every return point code was ever built with (old epochs' too) -> its edge (returns.c) */
 	struct dacce_hashmap return_edge;
+	/* return points of tail jumps to leaves (tail.h's leaf shape) -> edge: each works as the tail stub */
+	struct dacce_hashmap tail_returns;
 	struct dacce_hashmap thunk_at;	      /* setjmp's return address -> index in thunks */
 	uintptr_t *thunks;
 	uint32_t n_thunks, cap_thunks;

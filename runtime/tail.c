@@ -36,16 +36,19 @@ static int32_t field(int32_t tpoff, size_t offset)
 	return tpoff + (int32_t)offset;
 }
 
-uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff)
+/*
+ * The return through a frame's record: from the top, drop the records of
+ * frames a longjmp skipped, then put back the record's id, ccStack top and
+ * top entry's count and leave %rcx = the return address it saved.  At a
+ * return flags and the red zone are dead; %rcx, %rsi and %r11 are saved in
+ * the red zone (every register is kept: a caller may rely on what it knows
+ * the callee leaves alone).  Returns the label of the state-lost exit.
+ */
+static x86_label emit_restore_record(struct x86_buf *b, int32_t tpoff)
 {
-	uintptr_t start = b->addr + b->len;
 	x86_label no_entries, fatal;
 	size_t loop;
 
-	/*
-	 * At a return: flags and the red zone are dead; every register is kept
-	 * (a caller may rely on what it knows the callee leaves alone).
-	 */
 	x86_spill_rcx(b, STUB_RCX);
 	x86_spill_rsi(b, STUB_RSI);
 	x86_spill_r11(b, STUB_R11);
@@ -68,6 +71,14 @@ uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff)
 	x86_store_ecx_at_rsi(b, -4); /* the top entry's count */
 	x86_bind(b, no_entries);
 	x86_load_rcx_from_r11(b, REC_RETURN);
+	return fatal;
+}
+
+uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff)
+{
+	uintptr_t start = b->addr + b->len;
+	x86_label fatal = emit_restore_record(b, tpoff);
+
 	x86_spill_rcx(b, STUB_TARGET);
 	x86_reload_rcx(b, STUB_RCX);
 	x86_reload_rsi(b, STUB_RSI);
@@ -171,6 +182,77 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_restore_flags(b);
 	x86_lea_rsp(b, RED_ZONE);
 	jump_on(b, slot, target);
+	return b->overflow ? -ENOSPC : 0;
+}
+
+/* Red-zone slots of the leaf shape's entry (dead at a tail jump out of the function). */
+#define LEAF_RAX (-16)
+#define LEAF_RCX (-24)
+
+static void call_on(struct x86_buf *b, uintptr_t slot, uintptr_t target)
+{
+	if (slot)
+		x86_call_rip_slot(b, slot);
+	else
+		x86_call(b, target);
+}
+
+int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+				    uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
+				    uintptr_t *entry, uintptr_t *after)
+{
+	x86_label empty, other_frame, stale, fatal;
+	uintptr_t slot = target_slot;
+
+	if (op->kind != DACCE_RT_OP_ADD)
+		return -EINVAL;
+	if (!slot && !x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
+		slot = x86_literal64(b, target);
+	*entry = b->addr + b->len;
+	/*
+	 * A jump to another function's entry: flags, %r11 and the red zone are
+	 * dead (the frame it leaves is gone), %rax (a variadic callee's count of
+	 * vector arguments) and %rcx (an argument) are kept.
+	 */
+	x86_spill_rax(b, LEAF_RAX);
+	x86_spill_rcx(b, LEAF_RCX);
+	x86_lea_rcx_rsp(b, 0); /* the frame's return-address slot */
+	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
+	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
+	empty = x86_jcc_short(b, X86_JE);
+	x86_cmp_rcx_with_r11_mem(b, REC_FRAME - RECORD);
+	other_frame = x86_jcc_short(b, X86_JNE);
+	x86_movabs_rax(b, return_stub);
+	x86_cmp_rax_with_rcx_mem(b);
+	stale = x86_jcc_short(b, X86_JNE);
+	/* The frame made a tail call before and holds its record: the stub returns, as for any tail call. */
+	dacce_emit_before(b, tpoff, op);
+	x86_reload_rcx(b, LEAF_RCX);
+	x86_reload_rax(b, LEAF_RAX);
+	jump_on(b, slot, target);
+
+	x86_bind(b, stale);
+	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
+	x86_bind(b, empty);
+	x86_bind(b, other_frame);
+	emit_new_record(b, tpoff, return_stub);
+	dacce_emit_before(b, tpoff, op);
+	x86_reload_rcx(b, LEAF_RCX);
+	x86_reload_rax(b, LEAF_RAX);
+	/* The return address lives in the record now; the call puts ours in its slot. */
+	x86_lea_rsp(b, 8);
+	call_on(b, slot, target);
+
+	*after = b->addr + b->len;
+	fatal = emit_restore_record(b, tpoff);
+	x86_spill_rcx(b, -8); /* back in its slot, for a predicted return */
+	x86_reload_rcx(b, STUB_RCX);
+	x86_reload_rsi(b, STUB_RSI);
+	x86_reload_r11(b, STUB_R11);
+	x86_lea_rsp(b, -8);
+	x86_ret(b);
+	x86_bind(b, fatal);
+	x86_ud2(b); /* no record of this frame: the state is lost */
 	return b->overflow ? -ENOSPC : 0;
 }
 

@@ -48,4 +48,24 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 			       uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
 			       uintptr_t *entry);
 
+/*
+ * The shape of a tail jump to a leaf (a library function that calls nothing
+ * instrumented, leaves.h) whose edge costs something (an ADD: leaf edges
+ * are never free).  Through the stub, the leaf's return was mispredicted
+ * every time (the stub is not where the return stack says) and so was the
+ * stub's jump on.  Here, when the frame has no record yet, the trampoline
+ * makes one, takes the return address off the stack into it and calls the
+ * leaf, whose return comes back to *after, predicted: that code restores the
+ * record as the stub does, puts the return address back in its slot and
+ * returns through it, predicted too.  While the leaf runs, its slot holds
+ * *after instead of the stub: every stack walker treats both alike
+ * (returns.h).  The stack the leaf sees is the native one.  A frame that
+ * holds a record already (it made a tail call before) jumps, and the stub
+ * returns.  Sets *entry and *after.  Returns 0, -EINVAL for another
+ * operation, or -ENOSPC.
+ */
+int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+				    uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
+				    uintptr_t *entry, uintptr_t *after);
+
 #endif

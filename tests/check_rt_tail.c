@@ -4,10 +4,14 @@
  * (tail_a -> tail_b -> tail_probe, one frame) are patched to tail
  * trampolines; the probe compares the context block with the machine, and
  * the return through the stub must restore the caller's state exactly, also
- * after a longjmp left records behind.
+ * after a longjmp left records behind.  A tail jump to a leaf (tail_leaf ->
+ * leaf_probe) takes the leaf shape: its return comes back to the
+ * trampoline's return point, or through the stub when the frame made a tail
+ * call before (tail_c -> tail_leaf -> leaf_probe).
  */
 #include <check.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,14 +27,19 @@
 #include "tramp.h"
 
 long tail_probe(long x);
-extern char tail_a[], tail_b[];
+long leaf_probe(long x);
+extern char tail_a[], tail_b[], tail_c[], tail_leaf[];
 
 /* Two 5-byte tail jumps in one frame: tail_a -> tail_b -> tail_probe. */
 __asm__(".text\n"
 	"tail_a:\n"
 	"\t.byte 0xe9\n\t.long tail_b - (. + 4)\n"
 	"tail_b:\n"
-	"\t.byte 0xe9\n\t.long tail_probe - (. + 4)\n");
+	"\t.byte 0xe9\n\t.long tail_probe - (. + 4)\n"
+	"tail_c:\n"
+	"\t.byte 0xe9\n\t.long tail_leaf - (. + 4)\n"
+	"tail_leaf:\n"
+	"\t.byte 0xe9\n\t.long leaf_probe - (. + 4)\n");
 
 #define MAX_ID 1000u
 
@@ -89,13 +98,13 @@ struct fixture {
 	uint8_t native_a[5], native_b[5];
 };
 
-static uintptr_t emit_into_cache(struct fixture *f, size_t max, uintptr_t near,
+static uintptr_t emit_into_cache(struct dacce_codecache *cache, size_t max, uintptr_t near,
 				 struct x86_buf *b)
 {
 	uintptr_t exec;
 	uint8_t *write;
 
-	ck_assert_int_eq(dacce_codecache_alloc(&f->cache, near, near + 16, max, 16, &exec, &write), 0);
+	ck_assert_int_eq(dacce_codecache_alloc(cache, near, near + 16, max, 16, &exec, &write), 0);
 	x86_init(b, write, max, exec);
 	return exec;
 }
@@ -123,12 +132,12 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 	dacce_codecache_init(&f->cache);
 	memcpy(f->native_a, tail_a, 5);
 	memcpy(f->native_b, tail_b, 5);
-	stub = emit_into_cache(f, DACCE_TAIL_STUB_MAX, near, &b);
+	stub = emit_into_cache(&f->cache, DACCE_TAIL_STUB_MAX, near, &b);
 	ck_assert_uint_eq(dacce_tail_emit_return_stub(&b, dacce_tls_tpoff()), stub);
-	emit_into_cache(f, DACCE_TAIL_TRAMP_MAX, near, &b);
+	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
 	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_a, stub,
 						    (uintptr_t)tail_b, 0, &tramp_a), 0);
-	emit_into_cache(f, DACCE_TAIL_TRAMP_MAX, near, &b);
+	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
 	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_b, stub,
 						    (uintptr_t)&tail_probe, 0, &tramp_b), 0);
 	patch_jump((uintptr_t)tail_a, tramp_a);
@@ -283,6 +292,137 @@ START_TEST(test_records_of_skipped_frames_are_dropped)
 }
 END_TEST
 
+/* What the leaf saw: the state, where it returns, and that its stack was aligned as natively. */
+static struct snapshot in_leaf;
+static uintptr_t leaf_returns_to;
+static bool leaf_aligned, leaf_escapes;
+
+__attribute__((noinline, used)) long leaf_probe(long x)
+{
+	char text[32];
+
+	take_snapshot(&in_leaf);
+	leaf_returns_to = (uintptr_t)__builtin_return_address(0);
+	/* At entry %rsp + 8 is 16-aligned: the frame's address is too. */
+	leaf_aligned = ((uintptr_t)__builtin_frame_address(0) & 15) == 0;
+	snprintf(text, sizeof(text), "%.1f", (double)x / 2); /* vector code on the stack */
+	if (leaf_escapes)
+		longjmp(escape, 1);
+	return 3 * x + (text[0] == '-');
+}
+
+static __attribute__((noinline)) long call_through(const char *code, long x)
+{
+	long r = ((long (*)(long))(uintptr_t)code)(x);
+
+	__asm__ volatile("" ::: "memory"); /* a real call, not a tail jump */
+	return r;
+}
+
+struct leaf_fixture {
+	struct dacce_codecache cache;
+	struct dacce_cc_entry cc[4];
+	struct dacce_rt_tail_record tc[4];
+	uint8_t native_c[5], native_leaf[5];
+	uintptr_t stub, after;
+};
+
+static void leaf_fixture_init(struct leaf_fixture *f, const struct dacce_rt_op *op_c,
+			      const struct dacce_rt_op *op_leaf)
+{
+	struct x86_buf b;
+	uintptr_t tramp_c, tramp_leaf, near = (uintptr_t)tail_c;
+	struct dacce_tls *tls = dacce_tls_self();
+
+	memset(f, 0, sizeof(*f));
+	ck_assert_int_eq(dacce_patch_init(), 0);
+	dacce_codecache_init(&f->cache);
+	memcpy(f->native_c, tail_c, 5);
+	memcpy(f->native_leaf, tail_leaf, 5);
+	f->stub = emit_into_cache(&f->cache, DACCE_TAIL_STUB_MAX, near, &b);
+	ck_assert_uint_eq(dacce_tail_emit_return_stub(&b, dacce_tls_tpoff()), f->stub);
+	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
+	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_c, f->stub,
+						    (uintptr_t)tail_leaf, 0, &tramp_c), 0);
+	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
+	ck_assert_int_eq(dacce_tail_emit_leaf_trampoline(&b, dacce_tls_tpoff(), op_leaf, f->stub,
+							 (uintptr_t)&leaf_probe, 0, &tramp_leaf,
+							 &f->after), 0);
+	patch_jump((uintptr_t)tail_c, tramp_c);
+	patch_jump((uintptr_t)tail_leaf, tramp_leaf);
+	tls->cc_base = tls->cc_top = f->cc;
+	tls->tc_base = tls->tc_top = f->tc;
+	leaf_escapes = false;
+}
+
+static void leaf_fixture_fini(struct leaf_fixture *f)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_c, f->native_c, 5), 0);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_leaf, f->native_leaf, 5), 0);
+	tls->cc_base = tls->cc_top = NULL;
+	tls->tc_base = tls->tc_top = NULL;
+	dacce_codecache_fini(&f->cache);
+}
+
+START_TEST(test_leaf_returns_to_the_trampoline)
+{
+	struct leaf_fixture f;
+	struct dacce_rt_op c = { .kind = DACCE_RT_OP_ADD, .en = 7 }, leaf = { .kind = DACCE_RT_OP_ADD, .en = 5 };
+	struct dacce_tls *tls;
+
+	leaf_fixture_init(&f, &c, &leaf);
+	tls = dacce_tls_self();
+	tls->id = 10;
+	ck_assert_int_eq(call_through(tail_leaf, 4), 12);
+	/* In the leaf: the edge added, one record of the frame's state, the return point in its slot. */
+	ck_assert_uint_eq(in_leaf.id, 15);
+	ck_assert_uint_eq(in_leaf.tc_depth, 1);
+	ck_assert_uint_eq(in_leaf.tc[0].id, 10);
+	ck_assert_uint_eq(leaf_returns_to, f.after);
+	ck_assert(leaf_aligned);
+	/* Back: as before the tail jump, record gone. */
+	ck_assert_uint_eq(tls->id, 10);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+
+	/* After a tail call that left a record, the leaf returns through the stub. */
+	ck_assert_int_eq(call_through(tail_c, 6), 18);
+	ck_assert_uint_eq(in_leaf.id, 22);
+	ck_assert_uint_eq(in_leaf.tc_depth, 1);
+	ck_assert_uint_eq(leaf_returns_to, f.stub);
+	ck_assert(leaf_aligned);
+	ck_assert_uint_eq(tls->id, 10);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+	leaf_fixture_fini(&f);
+}
+END_TEST
+
+START_TEST(test_leaf_record_left_by_a_longjmp_is_reused)
+{
+	struct leaf_fixture f;
+	struct dacce_rt_op c = { .kind = DACCE_RT_OP_ADD, .en = 7 }, leaf = { .kind = DACCE_RT_OP_ADD, .en = 5 };
+	struct dacce_tls *tls;
+
+	leaf_fixture_init(&f, &c, &leaf);
+	tls = dacce_tls_self();
+	tls->id = 10;
+	leaf_escapes = true;
+	if (setjmp(escape) == 0)
+		call_through(tail_leaf, 1);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base + 1);
+	tls->id = 10; /* the runtime's longjmp hook does this */
+	leaf_escapes = false;
+	/* A new frame at the same slot: the dead record is taken over, and none is left. */
+	ck_assert_int_eq(call_through(tail_leaf, 2), 6);
+	ck_assert_uint_eq(in_leaf.tc_depth, 1);
+	ck_assert_uint_eq(leaf_returns_to, f.after);
+	ck_assert_uint_eq(tls->id, 10);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+	leaf_fixture_fini(&f);
+}
+END_TEST
+
 static Suite *tail_suite(void)
 {
 	Suite *s = suite_create("rt_tail");
@@ -291,6 +431,8 @@ static Suite *tail_suite(void)
 	tcase_add_test(tc, test_two_tail_calls_in_one_frame);
 	tcase_add_test(tc, test_return_restores_a_bumped_count);
 	tcase_add_test(tc, test_records_of_skipped_frames_are_dropped);
+	tcase_add_test(tc, test_leaf_returns_to_the_trampoline);
+	tcase_add_test(tc, test_leaf_record_left_by_a_longjmp_is_reused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -140,7 +140,8 @@ def native_return(pc, pending_frame, sp):
     table = TABLE.get()
     if table is None:
         return None
-    if pc == table["tail_stub"]:
+    # The tail stub, or a leaf tail jump's return point (native 0): the frame's record says.
+    if pc == table["tail_stub"] or table["returns"].get(pc, -1) == 0:
         pc = _tail_return(table, pending_frame, sp - 8)
         if pc is None:
             return None

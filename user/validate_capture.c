@@ -23,12 +23,15 @@
 
 /*
  * The code generated for one call site: [start, end) stands for site in
- * caller.  caller DACCE_NONE: the runtime's tail-call return stub.
+ * caller.  caller DACCE_NONE: code of no site, such as the runtime's
+ * tail-call return stub.
  */
 struct site_code {
 	uint64_t start, end;
 	uint32_t caller;
 	uint64_t site; /* link-time offset in caller's module */
+	/* A return through start goes through a frame's tail record: the stub, or a leaf tail jump's return point. */
+	bool tail_return;
 };
 
 /* What validating one process image needs. */
@@ -37,7 +40,6 @@ struct image {
 	struct dacce_unwinder *unwinder;
 	struct site_code *code; /* sorted by start */
 	size_t n_code;
-	uint64_t tail_stub; /* 0 when the runtime announced none */
 	uint64_t *stand_ins; /* `ret` bytes the loader's functions return through (DACCE_CODE_STAND_IN) */
 	size_t n_stand_ins;
 };
@@ -165,15 +167,14 @@ static int load_site_code(struct dacce_model *model, struct image *im)
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 		uint64_t address = (uint64_t)sqlite3_column_int64(stmt, 0), end;
 		uint32_t caller = (uint32_t)sqlite3_column_int64(stmt, 1);
+		bool tail_return;
 
 		if (!region_of(im->proc, address, &end))
 			continue;
-		if (caller >= im->proc->graph->n_nodes) {
-			/* Code of no site: a walk stops there, but through the tail stub it goes on. */
-			if (caller == DACCE_CODE_TAIL_STUB)
-				im->tail_stub = address;
+		tail_return = caller == DACCE_CODE_TAIL_STUB;
+		/* Code of no site: a walk stops there, but through a tail record it goes on. */
+		if (caller >= im->proc->graph->n_nodes)
 			caller = DACCE_NONE;
-		}
 		if (im->n_code == cap) {
 			struct site_code *code;
 
@@ -187,7 +188,7 @@ static int load_site_code(struct dacce_model *model, struct image *im)
 		}
 		im->code[im->n_code++] = (struct site_code){
 			.start = address, .end = end, .caller = caller,
-			.site = (uint64_t)sqlite3_column_int64(stmt, 2) };
+			.site = (uint64_t)sqlite3_column_int64(stmt, 2), .tail_return = tail_return };
 	}
 	sqlite3_finalize(stmt);
 	if (err)
@@ -437,16 +438,30 @@ struct stack_row {
 
 /*
  * The stack as it would be without the runtime's tail-call records: a slot
- * holding the return stub gets back the return address its record saved.
+ * holding the return stub (or a leaf tail jump's return point) gets back the
+ * return address its record saved.
  * Records are applied innermost first and once per slot; a record whose slot
  * no longer holds the stub belongs to a frame a longjmp skipped.
  */
+static bool is_tail_return(const struct image *im, uint64_t value)
+{
+	size_t lo = 0, hi = im->n_code;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (im->code[mid].start < value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < im->n_code && im->code[lo].start == value && im->code[lo].tail_return;
+}
+
 static int restore_tail_returns(struct validator *v, const struct stack_row *row,
 				struct dacce_unwind_sample *sample)
 {
-	uint64_t stub = v->image.tail_stub;
-
-	if (!row->n_tail || !stub || !row->stack_len)
+	if (!row->n_tail || !row->stack_len)
 		return 0;
 	if (row->stack_len > v->stack_cap) {
 		uint8_t *grown = realloc(v->stack, row->stack_len);
@@ -466,7 +481,7 @@ static int restore_tail_returns(struct validator *v, const struct stack_row *row
 		if (t.frame < row->stack_start || slot > row->stack_len - sizeof(value))
 			continue;
 		memcpy(&value, v->stack + slot, sizeof(value));
-		if (value == stub)
+		if (is_tail_return(&v->image, value))
 			memcpy(v->stack + slot, &t.return_to, sizeof(value));
 	}
 	sample->stack = v->stack;
