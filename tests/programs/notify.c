@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * Notifications glibc runs on threads it starts itself (SIGEV_THREAD): a
- * timer's expiry and a message arriving on an empty queue.  The threads are
+ * timer's expiry, a message arriving on an empty queue, a list of I/O
+ * requests done (lio_listio) and name lookups done (getaddrinfo_a).  The threads are
  * made by glibc's internal pthread_create, which the runtime cannot
  * interpose; the program died at the notification's first pushed call (a
- * null ccStack) before timer_create and mq_notify were interposed
+ * null ccStack) before they were interposed
  * (runtime/notify.c).  Each notification is a root, as a thread's start
  * routine is: it recurses, calls through a pointer, sorts with a comparator
  * (a callback through libc) and probes on the way.
  */
+#include <aio.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <netdb.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -46,7 +49,9 @@ NOINLINE static void on_notification(union sigval value)
 {
 	int values[3] = { 3, 1, 2 };
 
-	probe(value.sival_int ? "queue" : "timer");
+	static const char *const kinds[] = { "timer", "queue", "io list", "lookups" };
+
+	probe(kinds[value.sival_int]);
 	sink += through_pointer(3 + value.sival_int);
 	qsort(values, 2, sizeof(values[0]), by_value);
 	printf("notification %d sorted %d %d\n", value.sival_int, values[0], values[1]);
@@ -105,11 +110,63 @@ NOINLINE static int queue_rounds(void)
 	return 0;
 }
 
+NOINLINE static int io_list_rounds(void)
+{
+	struct sigevent event = {
+		.sigev_notify = SIGEV_THREAD,
+		.sigev_notify_function = on_notification,
+		.sigev_value.sival_int = 2,
+	};
+	char path[] = "/tmp/dacce-notify-XXXXXX", bytes[8];
+	int fd = mkstemp(path);
+
+	if (fd < 0 || write(fd, "payload", 8) != 8)
+		return -1;
+	unlink(path);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct aiocb read_it = { .aio_fildes = fd, .aio_buf = bytes, .aio_nbytes = sizeof(bytes),
+					 .aio_lio_opcode = LIO_READ };
+		struct aiocb *const list[] = { &read_it };
+
+		if (lio_listio(LIO_NOWAIT, list, 1, &event) != 0)
+			return -1;
+		sem_wait(&done);
+		if (aio_return(&read_it) != (ssize_t)sizeof(bytes))
+			return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+NOINLINE static int lookup_rounds(void)
+{
+	struct sigevent event = {
+		.sigev_notify = SIGEV_THREAD,
+		.sigev_notify_function = on_notification,
+		.sigev_value.sival_int = 3,
+	};
+
+	for (int i = 0; i < ROUNDS; i++) {
+		struct addrinfo hints = { .ai_flags = AI_NUMERICHOST, .ai_family = AF_INET };
+		struct gaicb request = { .ar_name = "127.0.0.1", .ar_request = &hints };
+		struct gaicb *list[] = { &request };
+
+		if (getaddrinfo_a(GAI_NOWAIT, list, 1, &event) != 0)
+			return -1;
+		sem_wait(&done);
+		if (gai_error(&request) != 0)
+			return -1;
+		freeaddrinfo(request.ar_result);
+	}
+	return 0;
+}
+
 int main(void)
 {
 	sem_init(&done, 0, 0);
 	probe("main");
-	if (timer_rounds() != 0 || queue_rounds() != 0) {
+	if (timer_rounds() != 0 || queue_rounds() != 0 || io_list_rounds() != 0 ||
+	    lookup_rounds() != 0) {
 		printf("a notification could not be set up\n");
 		return 1;
 	}
