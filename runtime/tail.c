@@ -3,6 +3,7 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tls.h"
@@ -116,10 +117,15 @@ static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_s
 	x86_store_rax_at_rcx(b);
 }
 
-static void jump_on(struct x86_buf *b, uintptr_t slot, uintptr_t target)
+/* To target, through slot when not 0: a jump, or a call. */
+static void go_on(struct x86_buf *b, uintptr_t slot, uintptr_t target, bool call)
 {
-	if (slot)
+	if (slot && call)
+		x86_call_rip_slot(b, slot);
+	else if (slot)
 		x86_jmp_rip_slot(b, slot);
+	else if (call)
+		x86_call(b, target);
 	else
 		x86_jmp(b, target);
 }
@@ -143,7 +149,7 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 			x86_restore_flags(b);
 			x86_lea_rsp(b, RED_ZONE);
 		}
-		jump_on(b, slot, target);
+		go_on(b, slot, target, false);
 		return b->overflow ? -ENOSPC : 0;
 	}
 	x86_lea_rsp(b, -RED_ZONE);
@@ -181,21 +187,13 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_pop_rax(b);
 	x86_restore_flags(b);
 	x86_lea_rsp(b, RED_ZONE);
-	jump_on(b, slot, target);
+	go_on(b, slot, target, false);
 	return b->overflow ? -ENOSPC : 0;
 }
 
 /* Red-zone slots of the leaf shape's entry (dead at a tail jump out of the function). */
 #define LEAF_RAX (-16)
 #define LEAF_RCX (-24)
-
-static void call_on(struct x86_buf *b, uintptr_t slot, uintptr_t target)
-{
-	if (slot)
-		x86_call_rip_slot(b, slot);
-	else
-		x86_call(b, target);
-}
 
 int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
 				    uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
@@ -229,7 +227,7 @@ int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 	dacce_emit_before(b, tpoff, op);
 	x86_reload_rcx(b, LEAF_RCX);
 	x86_reload_rax(b, LEAF_RAX);
-	jump_on(b, slot, target);
+	go_on(b, slot, target, false);
 
 	x86_bind(b, stale);
 	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
@@ -241,7 +239,7 @@ int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 	x86_reload_rax(b, LEAF_RAX);
 	/* The return address lives in the record now; the call puts ours in its slot. */
 	x86_lea_rsp(b, 8);
-	call_on(b, slot, target);
+	go_on(b, slot, target, true);
 
 	*after = b->addr + b->len;
 	fatal = emit_restore_record(b, tpoff);

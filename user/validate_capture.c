@@ -436,6 +436,22 @@ struct stack_row {
 	uint32_t stack_flags;
 };
 
+static int start_is(const void *key, const void *member)
+{
+	uint64_t value = *(const uint64_t *)key, start = ((const struct site_code *)member)->start;
+
+	return value < start ? -1 : value > start;
+}
+
+/* Whether a return through value goes through a frame's tail record (site_code's tail_return). */
+static bool is_tail_return(const struct image *im, uint64_t value)
+{
+	const struct site_code *code =
+		bsearch(&value, im->code, im->n_code, sizeof(*im->code), start_is);
+
+	return code && code->tail_return;
+}
+
 /*
  * The stack as it would be without the runtime's tail-call records: a slot
  * holding the return stub (or a leaf tail jump's return point) gets back the
@@ -443,21 +459,6 @@ struct stack_row {
  * Records are applied innermost first and once per slot; a record whose slot
  * no longer holds the stub belongs to a frame a longjmp skipped.
  */
-static bool is_tail_return(const struct image *im, uint64_t value)
-{
-	size_t lo = 0, hi = im->n_code;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (im->code[mid].start < value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < im->n_code && im->code[lo].start == value && im->code[lo].tail_return;
-}
-
 static int restore_tail_returns(struct validator *v, const struct stack_row *row,
 				struct dacce_unwind_sample *sample)
 {
