@@ -51,25 +51,19 @@ static bool region_reaches(uintptr_t start, size_t size, uintptr_t near_lo, uint
 }
 
 /*
- * The process's mappings, sorted (as /proc/self/maps lists them).  Read
- * without stdio: this may run with the program's threads stopped, one of
- * them perhaps holding a stdio lock.  The file is kept open (keptfd.h) and
- * read from offset 0 each time, which makes the kernel list it anew: opened
- * once while the main thread is there, it stays readable after main has
- * called pthread_exit, when /proc/self/maps could no longer be opened.
+ * The process's mappings, sorted (as /proc/self/maps lists them), read from
+ * fd at offset 0 (which makes the kernel list them anew).  Without stdio:
+ * this may run with the program's threads stopped, one of them perhaps
+ * holding a stdio lock.
  */
-static int read_mappings(struct dacce_codecache *cache, struct dacce_address_range **out,
-			 size_t *n_out)
+static int parse_mappings(int fd, struct dacce_address_range **out, size_t *n_out)
 {
-	int fd = dacce_kept_fd_get(&cache->maps_file, "/proc/thread-self/maps", O_RDONLY);
 	struct dacce_address_range *list = NULL, *grown;
 	size_t n = 0, cap = 0, have = 0;
 	char buf[4096];
 	off_t at = 0;
 	int err = 0;
 
-	if (fd < 0)
-		return fd;
 	for (;;) {
 		ssize_t got = pread(fd, buf + have, sizeof(buf) - 1 - have, at);
 		char *line = buf, *end;
@@ -112,6 +106,32 @@ static int read_mappings(struct dacce_codecache *cache, struct dacce_address_ran
 	list = NULL;
 cleanup:
 	free(list);
+	return err;
+}
+
+/*
+ * The mappings, through the process leader's maps kept open (keptfd.h: the
+ * policy thread builds code while the program runs).  Opened while the main
+ * thread lives, it stays readable after main has called pthread_exit; opened
+ * after that, it lists nothing (the leader has no memory left), and the
+ * calling thread's own maps are read instead, opened for the call.
+ */
+static int read_mappings(struct dacce_codecache *cache, struct dacce_address_range **out,
+			 size_t *n_out)
+{
+	int fd = dacce_kept_fd_get(&cache->maps_file, "/proc/self/maps", O_RDONLY), err;
+
+	if (fd >= 0 && (err = parse_mappings(fd, out, n_out)) == 0) {
+		if (*n_out > 0)
+			return 0;
+		free(*out);
+	}
+	dacce_kept_fd_close(&cache->maps_file);
+	fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = parse_mappings(fd, out, n_out);
+	close(fd);
 	return err;
 }
 
