@@ -117,6 +117,27 @@ static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_s
 	x86_store_rax_at_rcx(b);
 }
 
+/*
+ * Looks for the record of the frame whose return-address slot is at %rcx
+ * (%r11 = tc_top after).  Falls through when the frame has one (the top
+ * record names the slot and the slot holds the stub); jumps to *stale when
+ * the top record names the slot but belongs to a dead frame (%r11 at it
+ * then means reuse it), to *none when there is none.  Uses %rax.
+ */
+static void emit_find_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_stub,
+			     x86_label *none, x86_label *other_frame, x86_label *stale)
+{
+	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
+	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
+	*none = x86_jcc_short(b, X86_JE);
+	x86_cmp_rcx_with_r11_mem(b, REC_FRAME - RECORD);
+	*other_frame = x86_jcc_short(b, X86_JNE);
+	/* Same slot: the record is this frame's only if the slot still holds the stub. */
+	x86_movabs_rax(b, return_stub);
+	x86_cmp_rax_with_rcx_mem(b);
+	*stale = x86_jcc_short(b, X86_JNE);
+}
+
 /* To target, through slot when not 0: a jump, or a call. */
 static void go_on(struct x86_buf *b, uintptr_t slot, uintptr_t target, bool call)
 {
@@ -158,16 +179,7 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_push_rcx(b);
 	x86_push_r11(b);
 	x86_lea_rcx_rsp32(b, SAVED + RED_ZONE); /* the frame's return-address slot */
-
-	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
-	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
-	empty = x86_jcc_short(b, X86_JE);
-	x86_cmp_rcx_with_r11_mem(b, REC_FRAME - RECORD);
-	other_frame = x86_jcc_short(b, X86_JNE);
-	/* Same slot: the record is this frame's only if the slot still holds the stub. */
-	x86_movabs_rax(b, return_stub);
-	x86_cmp_rax_with_rcx_mem(b);
-	stale = x86_jcc_short(b, X86_JNE);
+	emit_find_record(b, tpoff, return_stub, &empty, &other_frame, &stale);
 	have_record = x86_jmp_short(b);
 	x86_bind(b, stale);
 	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
@@ -215,14 +227,7 @@ int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 	x86_spill_rax(b, LEAF_RAX);
 	x86_spill_rcx(b, LEAF_RCX);
 	x86_lea_rcx_rsp(b, 0); /* the frame's return-address slot */
-	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
-	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
-	empty = x86_jcc_short(b, X86_JE);
-	x86_cmp_rcx_with_r11_mem(b, REC_FRAME - RECORD);
-	other_frame = x86_jcc_short(b, X86_JNE);
-	x86_movabs_rax(b, return_stub);
-	x86_cmp_rax_with_rcx_mem(b);
-	stale = x86_jcc_short(b, X86_JNE);
+	emit_find_record(b, tpoff, return_stub, &empty, &other_frame, &stale);
 	/* The frame made a tail call before and holds its record: the stub returns, as for any tail call. */
 	dacce_emit_before(b, tpoff, op);
 	x86_reload_rcx(b, LEAF_RCX);

@@ -150,15 +150,22 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 	probe_escapes = false;
 }
 
-static void fixture_fini(struct fixture *f)
+/* Both sites as they were, the context block empty, the code gone. */
+static void put_back(struct dacce_codecache *cache, char *site_1, const uint8_t *native_1,
+		     char *site_2, const uint8_t *native_2)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
-	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_a, f->native_a, 5), 0);
-	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_b, f->native_b, 5), 0);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)site_1, native_1, 5), 0);
+	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)site_2, native_2, 5), 0);
 	tls->cc_base = tls->cc_top = NULL;
 	tls->tc_base = tls->tc_top = NULL;
-	dacce_codecache_fini(&f->cache);
+	dacce_codecache_fini(cache);
+}
+
+static void fixture_fini(struct fixture *f)
+{
+	put_back(&f->cache, tail_a, f->native_a, tail_b, f->native_b);
 }
 
 static struct dacce_rt_op push_op(uint32_t edge, bool compress)
@@ -357,13 +364,7 @@ static void leaf_fixture_init(struct leaf_fixture *f, const struct dacce_rt_op *
 
 static void leaf_fixture_fini(struct leaf_fixture *f)
 {
-	struct dacce_tls *tls = dacce_tls_self();
-
-	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_c, f->native_c, 5), 0);
-	ck_assert_int_eq(dacce_patch_write_quiet((uintptr_t)tail_leaf, f->native_leaf, 5), 0);
-	tls->cc_base = tls->cc_top = NULL;
-	tls->tc_base = tls->tc_top = NULL;
-	dacce_codecache_fini(&f->cache);
+	put_back(&f->cache, tail_c, f->native_c, tail_leaf, f->native_leaf);
 }
 
 START_TEST(test_leaf_returns_to_the_trampoline)
