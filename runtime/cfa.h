@@ -3,6 +3,8 @@
  * The canonical frame address rule at an address of a module, from its
  * .eh_frame: whether a jump there leaves a frame (a tail call: the CFA is
  * %rsp + 8, the return address on top) or stays inside a live one.
+ * Lookups allocate nothing and take no lock (runtime/ehframe.h): they are
+ * safe in a signal handler that interrupted malloc.
  */
 #ifndef DACCE_RT_CFA_H
 #define DACCE_RT_CFA_H

@@ -142,6 +142,30 @@ static int read_segments(const struct dl_phdr_info *info, struct dacce_module_in
 	return 0;
 }
 
+/* The unwind tables' header and the segment around it, when the module has them. */
+static void read_unwind_tables(const struct dl_phdr_info *info, struct dacce_module_info *m)
+{
+	const ElfW(Phdr) *hdr = NULL;
+
+	for (size_t i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = &info->dlpi_phdr[i];
+	if (!hdr)
+		return;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R) || hdr->p_vaddr < ph->p_vaddr ||
+		    hdr->p_vaddr + hdr->p_memsz > ph->p_vaddr + ph->p_filesz)
+			continue;
+		m->eh_frame_hdr.start = info->dlpi_addr + hdr->p_vaddr;
+		m->eh_frame_hdr.end = m->eh_frame_hdr.start + hdr->p_memsz;
+		m->unwind_readable.start = info->dlpi_addr + ph->p_vaddr;
+		m->unwind_readable.end = m->unwind_readable.start + ph->p_filesz;
+		return;
+	}
+}
+
 /* The program's own file: /proc/self/exe names it even when PATH found it. */
 static char *main_program_path(const char *reported)
 {
@@ -202,6 +226,7 @@ static int add_module(struct dl_phdr_info *info, struct scan_ctx *ctx)
 		goto cleanup;
 	classify(info, ctx, m, first);
 	read_build_id(info, m);
+	read_unwind_tables(info, m);
 	if (m->is_main)
 		m->path = main_program_path(info->dlpi_name ? info->dlpi_name : "");
 	else if (m->is_vdso && (!info->dlpi_name || !info->dlpi_name[0]))

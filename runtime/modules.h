@@ -33,6 +33,9 @@ struct dacce_module_info {
 	uintptr_t start, end; /* lowest and highest address of its PT_LOAD segments */
 	struct dacce_range *exec; /* PF_X PT_LOAD segments, run-time addresses, in header order */
 	size_t n_exec;
+	/* PT_GNU_EH_FRAME (.eh_frame_hdr), run-time; start 0: none.  unwind_readable: the */
+	/* PT_LOAD holding it, which holds .eh_frame too (readers of the tables stay in it). */
+	struct dacce_range eh_frame_hdr, unwind_readable;
 	uint8_t build_id[DACCE_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID descriptor */
 	size_t build_id_len;		      /* 0: none */
 	bool is_main;			      /* the program itself */

@@ -276,18 +276,13 @@ extern const char known_frame_body[];
 
 START_TEST(test_cfa_reads_the_row_of_a_known_frame)
 {
-	struct dacce_module_info me = { .is_main = true };
+	struct dacce_modules mods;
 	struct dacce_cfa_row row;
 	struct dacce_cfa *cfa;
 	uintptr_t lo, hi;
-	Dl_info info;
 
-	ck_assert(dladdr((void *)known_frame, &info));
-	me.bias = (uintptr_t)info.dli_fbase;
-	/* A non-PIE test binary is linked at its load address. */
-	if (me.bias == 0x400000)
-		me.bias = 0;
-	cfa = dacce_cfa_open(&me);
+	ck_assert_int_eq(dacce_modules_scan(&mods), 0);
+	cfa = dacce_cfa_open(dacce_modules_find(&mods, (uintptr_t)known_frame));
 	ck_assert_ptr_nonnull(cfa);
 	ck_assert_int_eq(dacce_cfa_row_at(cfa, (uintptr_t)known_frame_body, &row, &lo, &hi), 0);
 	ck_assert_int_eq(row.cfa_reg, 6);
@@ -308,6 +303,7 @@ START_TEST(test_cfa_reads_the_row_of_a_known_frame)
 	ck_assert_int_eq(row.cfa_reg, 7);
 	ck_assert_int_eq(row.cfa_offset, 8);
 	dacce_cfa_close(cfa);
+	dacce_modules_fini(&mods);
 }
 END_TEST
 
