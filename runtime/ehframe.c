@@ -30,7 +30,8 @@ static uint8_t read_u8(struct cursor *c)
 	return (uint8_t)read_bytes(c, 1);
 }
 
-static uint64_t read_uleb(struct cursor *c)
+/* The bits of a LEB128 number; *bits says how many were read, *last the final byte. */
+static uint64_t read_leb(struct cursor *c, unsigned *bits, uint8_t *last)
 {
 	uint64_t value = 0;
 	unsigned shift = 0;
@@ -42,23 +43,27 @@ static uint64_t read_uleb(struct cursor *c)
 			value |= (uint64_t)(byte & 0x7f) << shift;
 		shift += 7;
 	} while ((byte & 0x80) && !c->bad);
+	*bits = shift;
+	*last = byte;
 	return value;
+}
+
+static uint64_t read_uleb(struct cursor *c)
+{
+	unsigned bits;
+	uint8_t last;
+
+	return read_leb(c, &bits, &last);
 }
 
 static int64_t read_sleb(struct cursor *c)
 {
-	uint64_t value = 0;
-	unsigned shift = 0;
-	uint8_t byte;
+	unsigned bits;
+	uint8_t last;
+	uint64_t value = read_leb(c, &bits, &last);
 
-	do {
-		byte = read_u8(c);
-		if (shift < 64)
-			value |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-	} while ((byte & 0x80) && !c->bad);
-	if (shift < 64 && (byte & 0x40))
-		value |= ~(uint64_t)0 << shift;
+	if (bits < 64 && (last & 0x40))
+		value |= ~(uint64_t)0 << bits;
 	return (int64_t)value;
 }
 
