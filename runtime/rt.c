@@ -593,6 +593,17 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	*entry = b.addr + b.len;
 	if (site->borrowed && (err = emit_borrowed(&b, site)))
 		goto cleanup;
+	/*
+	 * A direct jump too short for a jump of our own (`jmp rel8`, reached
+	 * through a hop) has one target, met already: its trampoline is entered
+	 * as a 5-byte site's would be, with nothing to compare or keep.
+	 */
+	if (site->scan.kind == DACCE_SITE_TAIL_DIRECT && n_targets == 1 &&
+	    targets[0].target == site->scan.target) {
+		x86_jmp(&b, targets[0].tramp);
+		err = finish_dispatch(&b, index, *entry, 0);
+		goto cleanup;
+	}
 	/* %rsp moves first: a signal in between must not overwrite what is saved below the red zone. */
 	x86_lea_rsp(&b, -JUMP_SAVE);
 	x86_store_r11_at_rsp32(&b, 0);
