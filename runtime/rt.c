@@ -75,7 +75,7 @@
 #define DISPATCH_TARGETS 64
 #define RT_LATER_MODULES 4096 /* modules instrumented after start (their places are not reused) */
 /* Room for dispatch code of n compared targets: literals, compares and the jumps to trampolines. */
-#define DISPATCH_LEN(n) (64 + 16 + (n) * 80 + 256)
+#define DISPATCH_LEN(n) (64 + 16 + (n) * 80 + 256 + 4 * 48) /* 48: a flagless hit (jump dispatch) */
 #define DISPATCH_R11_SLOT (-16)
 /* The slow path's token for a call's dispatch code meeting a new target (else a site's first call). */
 #define SLOW_DISPATCH_MISS (1ull << 63)
@@ -561,6 +561,54 @@ static int finish_dispatch(const struct x86_buf *b, uint32_t index, uintptr_t en
 }
 
 /*
+ * A jump's first targets (the hottest, once reordered) are compared
+ * without the flags: %rcx = target + (-literal), jrcxz.  A hit then goes to
+ * its trampoline with neither the flags saved nor the function's bounds
+ * compared: a target the site met as a tail call lies outside its function.
+ * Hits of these are not counted (DISPATCH_UNCOUNTED): the count's incq
+ * would write the flags.  %rcx waits in the slot below the saved %r11, which
+ * the kernel's signal frames skip (they leave 128 bytes below %rsp alone).
+ */
+#define FLAGLESS_TARGETS DISPATCH_UNCOUNTED
+
+/*
+ * How many targets a jump compares that way.  None for a jump through a
+ * register or a table (a switch, mostly: its targets inside the function
+ * would pay for every compare before the bounds); through a pointer in
+ * memory (`jmp *0x80(%rax)`, `jmp *slot(%rip)`) it is a tail call.
+ */
+static uint32_t flagless_targets(const struct rt_site *site, uint32_t n)
+{
+	if (site->scan.flags & (DACCE_SCAN_REG | DACCE_SCAN_INDEXED))
+		return 0;
+	return n < FLAGLESS_TARGETS ? n : FLAGLESS_TARGETS;
+}
+static void emit_flagless_hits(struct x86_buf *b, const struct branch_tramp *targets,
+			       const uintptr_t *negated, uint32_t k)
+{
+	x86_label quick[FLAGLESS_TARGETS], past;
+
+	if (k == 0)
+		return;
+	x86_store_rcx_at_rsp8(b, -8);
+	for (uint32_t i = 0; i < k; i++) {
+		x86_load_rcx_from_rip_slot(b, negated[i]);
+		x86_lea_rcx_r11_plus_rcx(b);
+		quick[i] = x86_jrcxz(b);
+	}
+	x86_load_rcx_from_rsp8(b, -8);
+	past = x86_jmp_short(b);
+	for (uint32_t i = 0; i < k; i++) {
+		x86_bind(b, quick[i]);
+		x86_load_rcx_from_rsp8(b, -8);
+		x86_load_r11_from_rsp0(b);
+		x86_lea_rsp(b, JUMP_SAVE);
+		x86_jmp(b, targets[i].tramp);
+	}
+	x86_bind(b, past);
+}
+
+/*
  * Dispatch code for an indirect jump (a switch, or a tail call: only its
  * target tells).  A jump has no dead red zone (a frameless function may keep
  * data there) and may have live flags, so the code saves %r11 below the red
@@ -573,7 +621,8 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 {
 	struct rt_site *site = &rt.sites[index];
 	uint32_t n = n_targets < DISPATCH_TARGETS ? n_targets : DISPATCH_TARGETS;
-	uintptr_t exec, *literal = NULL, lit_lo, lit_hi, trap_at;
+	uint32_t k = flagless_targets(site, n);
+	uintptr_t exec, *literal = NULL, negated[FLAGLESS_TARGETS], lit_lo, lit_hi, trap_at;
 	x86_label *hit = NULL, below, above;
 	struct x86_buf b;
 	uint8_t *write;
@@ -590,6 +639,8 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	lit_hi = x86_literal64(&b, site->fn_end);
 	for (uint32_t i = 0; i < n; i++)
 		literal[i] = x86_literal64(&b, targets[i].target);
+	for (uint32_t i = 0; i < k; i++)
+		negated[i] = x86_literal64(&b, -(uint64_t)targets[i].target);
 	*entry = b.addr + b.len;
 	if (site->borrowed && (err = emit_borrowed(&b, site)))
 		goto cleanup;
@@ -608,6 +659,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	x86_lea_rsp(&b, -JUMP_SAVE);
 	x86_store_r11_at_rsp32(&b, 0);
 	x86_bytes(&b, site->reload, site->reload_len); /* never %rsp-relative: see add_site */
+	emit_flagless_hits(&b, targets, negated, k);
 	x86_save_flags(&b);
 	x86_cmp_r11_with_rip_slot(&b, lit_lo);
 	below = x86_jcc_near(&b, X86_JB);
@@ -620,7 +672,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 		x86_bytes(&b, site->original, site->scan.len); /* inside the function: as natively */
 	x86_bind_near(&b, below);
 	x86_bind_near(&b, above);
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = k; i < n; i++) {
 		x86_cmp_r11_with_rip_slot(&b, literal[i]);
 		hit[i] = x86_jcc_near(&b, X86_JE);
 	}
@@ -637,7 +689,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 		trap_at = b.addr + b.len;
 		x86_trap(&b);
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = k; i < n; i++) {
 		x86_bind_near(&b, hit[i]);
 		count_dispatch_hit(&b, i, targets[i].edge);
 		leave_jump_frame(&b);

@@ -161,6 +161,8 @@ static void classify_indirect(const ZydisDecodedInstruction *insn, const ZydisDe
 	}
 	if (!is_rip_relative(op)) {
 		site->flags |= DACCE_SCAN_MEM;
+		if (op->mem.index != ZYDIS_REGISTER_NONE)
+			site->flags |= DACCE_SCAN_INDEXED;
 		return;
 	}
 	if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(insn, op, site->addr, &slot)))

@@ -35,6 +35,7 @@ struct dacce_range {
 #define DACCE_SCAN_MEM		(1u << 3) /* target in memory not addressed RIP-relative */
 #define DACCE_SCAN_SHORT	(1u << 4) /* under 5 bytes: no room for a jmp rel32 */
 #define DACCE_SCAN_TARGETED	(1u << 5) /* a direct branch of the function lands on it */
+#define DACCE_SCAN_INDEXED	(1u << 6) /* target in memory at an index register: a table */
 
 #define DACCE_SCAN_PATCH_LEN 5 /* length of the jmp rel32 a site is rewritten to */
 

@@ -615,6 +615,49 @@ void x86_jcc_back(struct x86_buf *b, enum x86_cond cond, size_t to)
 	emit(b, insn, sizeof(insn));
 }
 
+void x86_store_rcx_at_rsp8(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { 0x48, 0x89, 0x4c, 0x24, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_load_rcx_from_rsp8(struct x86_buf *b, int8_t disp)
+{
+	uint8_t insn[] = { 0x48, 0x8b, 0x4c, 0x24, (uint8_t)disp };
+
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_load_rcx_from_rip_slot(struct x86_buf *b, uintptr_t slot)
+{
+	/* 48 8B 0D rel32: mov rcx, [rip + rel32] */
+	uint8_t insn[7] = { 0x48, 0x8b, 0x0d };
+	uintptr_t end = b->addr + b->len + sizeof(insn);
+
+	if (!x86_rel32_reaches(end, slot)) {
+		b->overflow = true;
+		return;
+	}
+	emit_u32(insn + 3, (uint32_t)(slot - end));
+	emit(b, insn, sizeof(insn));
+}
+
+void x86_lea_rcx_r11_plus_rcx(struct x86_buf *b)
+{
+	static const uint8_t insn[] = { 0x49, 0x8d, 0x0c, 0x0b };
+
+	emit(b, insn, sizeof(insn));
+}
+
+x86_label x86_jrcxz(struct x86_buf *b)
+{
+	static const uint8_t insn[] = { 0xe3, 0 };
+
+	emit(b, insn, sizeof(insn));
+	return b->len;
+}
+
 void x86_bind(struct x86_buf *b, x86_label label)
 {
 	size_t distance = b->len - label;

@@ -157,6 +157,16 @@ void x86_bind(struct x86_buf *b, x86_label label);
 x86_label x86_jcc_near(struct x86_buf *b, enum x86_cond cond);
 void x86_bind_near(struct x86_buf *b, x86_label label);
 
+/*
+ * Comparing without the flags (jump dispatch): %rcx = %r11 + [slot] (the
+ * slot holds a target negated), then jrcxz, a short jump bound by x86_bind.
+ */
+void x86_store_rcx_at_rsp8(struct x86_buf *b, int8_t disp);  /* mov %rcx, disp(%rsp) */
+void x86_load_rcx_from_rsp8(struct x86_buf *b, int8_t disp); /* mov disp(%rsp), %rcx */
+void x86_load_rcx_from_rip_slot(struct x86_buf *b, uintptr_t slot); /* mov slot(%rip), %rcx */
+void x86_lea_rcx_r11_plus_rcx(struct x86_buf *b);		     /* lea (%r11,%rcx), %rcx */
+x86_label x86_jrcxz(struct x86_buf *b);
+
 /* Whether target is reachable with a rel32 from an instruction ending at from. */
 bool x86_rel32_reaches(uintptr_t from, uintptr_t target);
 

@@ -234,6 +234,9 @@ START_TEST(test_indirect_jumps)
 	static const uint8_t table[] = {
 		0x3e, 0xff, 0x24, 0xc5, 0x00, 0x10, 0x40, 0x00, /* notrack jmp *0x401000(,%rax,8) */
 	};
+	static const uint8_t field[] = {
+		0xff, 0xa0, 0x80, 0x00, 0x00, 0x00,	/* jmp *0x80(%rax): a pointer in a struct */
+	};
 	struct dacce_scan scan;
 
 	ck_assert_int_eq(scan_bytes(reg, sizeof(reg), &scan), 0);
@@ -245,10 +248,14 @@ START_TEST(test_indirect_jumps)
 	assert_single_site(&scan, BASE, 6, DACCE_SITE_TAIL_INDIRECT, 0, 0, BASE + 6 + 0x10);
 	dacce_scan_fini(&scan);
 
-	/* A switch dispatch is reported too: the run-time target decides. */
+	/* A switch dispatch is reported too: the run-time target decides.  Its index says "table". */
 	ck_assert_int_eq(scan_bytes(table, sizeof(table), &scan), 0);
 	assert_single_site(&scan, BASE, 8, DACCE_SITE_TAIL_INDIRECT,
-			   DACCE_SCAN_NOTRACK | DACCE_SCAN_MEM, 0, 0);
+			   DACCE_SCAN_NOTRACK | DACCE_SCAN_MEM | DACCE_SCAN_INDEXED, 0, 0);
+	dacce_scan_fini(&scan);
+
+	ck_assert_int_eq(scan_bytes(field, sizeof(field), &scan), 0);
+	assert_single_site(&scan, BASE, 6, DACCE_SITE_TAIL_INDIRECT, DACCE_SCAN_MEM, 0, 0);
 	dacce_scan_fini(&scan);
 }
 END_TEST
