@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ehframe.h"
+
 #define SELF_EXE "/proc/self/exe"
 
 /* What a section is to us; indexed by section number. */
@@ -449,26 +451,25 @@ static int fde_encoding(struct eh_frame *eh, Dwarf_Off cie_offset, uint8_t *enco
 	return 0;
 }
 
-/* Whether the CFA at addr is %rsp + 8 (the return address on top), as at a function's entry. */
-static bool cfa_is_entry(Dwarf_CFI *cfi, GElf_Addr addr)
+/*
+ * Whether the CFA at addr (run-time) is %rsp + 8 (the return address on
+ * top), as at a function's entry.  Read from the mapped tables, without
+ * libdw: indexing every FDE of a big program with it took a tenth of
+ * CPython's start-up.
+ */
+static bool cfa_is_entry(const struct dacce_eh_frame *tables, uintptr_t addr)
 {
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Op *ops = NULL;
-	size_t n_ops = 0;
-	bool entry = true; /* unknown rules: assume an ordinary entry */
+	struct dacce_cfa_row row;
+	uintptr_t lo, hi;
 
-	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame) != 0)
+	/* Unknown rules: assume an ordinary entry. */
+	if (!tables || dacce_eh_frame_row(tables, addr, &row, &lo, &hi) != 0)
 		return true;
-	/* libdw spells "CFA = %rsp + 8" as DW_OP_bregx 7, 8 (or DW_OP_breg7 8). */
-	if (dwarf_frame_cfa(frame, &ops, &n_ops) == 0 && n_ops == 1)
-		entry = (ops[0].atom == DW_OP_bregx && ops[0].number == 7 && ops[0].number2 == 8) ||
-			(ops[0].atom == DW_OP_breg7 && ops[0].number == 8);
-	free(frame);
-	return entry;
+	return row.cfa_reg == 7 && row.cfa_offset == 8;
 }
 
 static int add_fde(struct elf_file *f, struct eh_frame *eh, const Dwarf_FDE *fde,
-		   struct candidates *c, Dwarf_CFI *cfi)
+		   struct candidates *c, const struct dacce_eh_frame *tables, uintptr_t bias)
 {
 	struct candidate cand = { .kind = CANDIDATE_FDE, .flags = DACCE_FUNC_FDE };
 	const uint8_t *p = fde->start;
@@ -488,13 +489,18 @@ static int add_fde(struct elf_file *f, struct eh_frame *eh, const Dwarf_FDE *fde
 	/* Discarded code leaves FDEs pointing at 0 or nowhere: keep real code only. */
 	if (cand.end <= cand.start || !exec_section_of(f, cand.start, cand.end))
 		return 0;
-	if (!cfa_is_entry(cfi, cand.start))
+	if (!cfa_is_entry(tables, cand.start + bias))
 		cand.flags |= DACCE_FUNC_FRAGMENT;
 	return push_candidate(c, &cand);
 }
 
-static int collect_fdes(struct elf_file *f, struct candidates *c)
+static int collect_fdes(struct elf_file *f, const struct dacce_module_info *m,
+			struct candidates *c)
 {
+	struct dacce_eh_frame tables;
+	bool have_tables = m->eh_frame_hdr.start &&
+			   dacce_eh_frame_init(&tables, m->eh_frame_hdr.start,
+					       m->unwind_readable.start, m->unwind_readable.end) == 0;
 	struct eh_frame eh = { 0 };
 	Dwarf_Off offset = 0, next;
 	GElf_Shdr sh;
@@ -511,7 +517,6 @@ static int collect_fdes(struct elf_file *f, struct candidates *c)
 	if (!eh.data->d_buf || eh.data->d_size == 0)
 		return 0;
 	/* Rules at FDE starts tell entries from fragments; absent CFI only loses that. */
-	Dwarf_CFI *cfi = dwarf_getcfi_elf(f->elf);
 	int err = 0;
 
 	/* Ends at the end of the section or at a zero terminator, as unwinders do. */
@@ -527,13 +532,11 @@ static int collect_fdes(struct elf_file *f, struct candidates *c)
 		}
 		offset = next;
 		if (!dwarf_cfi_cie_p(&entry)) {
-			err = add_fde(f, &eh, &entry.fde, c, cfi);
+			err = add_fde(f, &eh, &entry.fde, c, have_tables ? &tables : NULL, m->bias);
 			if (err)
 				break;
 		}
 	}
-	if (cfi)
-		dwarf_cfi_end(cfi);
 	return err;
 }
 
@@ -676,7 +679,7 @@ int dacce_funcs_load(const struct dacce_module_info *m, struct dacce_funcs *out)
 		if (err)
 			goto cleanup;
 	}
-	err = collect_fdes(&f, &c);
+	err = collect_fdes(&f, m, &c);
 	if (err)
 		goto cleanup;
 	if (c.n)

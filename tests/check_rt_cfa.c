@@ -25,6 +25,7 @@
 #include "cfa.h"
 #include "check_main.h"
 #include "ehframe.h"
+#include "funcs.h"
 #include "modules.h"
 
 /* Check writes down every passing assertion: loops over many rows assert only on failure. */
@@ -239,6 +240,64 @@ START_TEST(test_rows_equal_libdw_in_every_module)
 }
 END_TEST
 
+/*
+ * Function discovery (runtime/funcs.c) calls an FDE whose CFA at its start is
+ * not %rsp + 8 a fragment (foo.cold): the same verdict as libdw's rows give.
+ */
+START_TEST(test_fragments_are_the_fdes_libdw_reads_inside_a_frame)
+{
+	void *cxx = dlopen("libstdc++.so.6", RTLD_NOW);
+	struct dacce_modules mods;
+	size_t checked = 0, fragments = 0;
+
+	ck_assert_ptr_nonnull(cxx);
+	ck_assert_int_eq(elf_version(EV_CURRENT) != EV_NONE, 1);
+	ck_assert_int_eq(dacce_modules_scan(&mods), 0);
+	for (size_t i = 0; i < mods.n; i++) {
+		const struct dacce_module_info *m = &mods.mods[i];
+		struct dacce_funcs funcs;
+		Dwarf_CFI *cfi;
+		Elf *elf;
+		int fd;
+
+		if (!ends_with(m->path, "libstdc++.so.6") && !ends_with(m->path, "libc.so.6"))
+			continue;
+		ck_assert_int_eq(dacce_funcs_load(m, &funcs), 0);
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
+		ck_assert_ptr_nonnull(cfi);
+		for (size_t f = 0; f < funcs.n; f++) {
+			const struct dacce_func *fn = &funcs.funcs[f];
+			struct libdw_row want;
+
+			if (!(fn->flags & DACCE_FUNC_FDE))
+				continue;
+			want = libdw_row_at(cfi, m->bias, fn->start);
+			if (!want.found || !want.cfa_simple)
+				continue;
+			EXPECT(!(fn->flags & DACCE_FUNC_FRAGMENT) ==
+				       (want.row.cfa_reg == 7 && want.row.cfa_offset == 8),
+			       "%s+%#lx: fragment %d, libdw's CFA r%d%+ld", m->path,
+			       (unsigned long)(fn->start - m->bias), !!(fn->flags & DACCE_FUNC_FRAGMENT),
+			       want.row.cfa_reg, (long)want.row.cfa_offset);
+			fragments += (fn->flags & DACCE_FUNC_FRAGMENT) != 0;
+			checked++;
+		}
+		dwarf_cfi_end(cfi);
+		elf_end(elf);
+		close(fd);
+		dacce_funcs_fini(&funcs);
+	}
+	/* libstdc++ has .cold parts: a reader that never saw one would show here. */
+	ck_assert_uint_gt(checked, 3000);
+	ck_assert_uint_gt(fragments, 10);
+	dacce_modules_fini(&mods);
+	dlclose(cxx);
+}
+END_TEST
+
 /* A copy of [lo, hi) with an inaccessible page on each side: a stray read faults. */
 struct fenced {
 	uint8_t *map;
@@ -438,6 +497,7 @@ static Suite *cfa_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_rows_equal_libdw_in_every_module);
+	tcase_add_test(tc, test_fragments_are_the_fdes_libdw_reads_inside_a_frame);
 	tcase_add_test(tc, test_a_moved_copy_reads_alike_and_flipped_bytes_never_read_outside);
 	tcase_add_test(tc, test_random_tables_never_read_outside);
 	tcase_add_test(tc, test_refused_headers);
