@@ -321,8 +321,8 @@ struct state {
 	struct rule regs[DACCE_CFA_REGS];
 };
 
-/* GCC nests remember_state one or two deep; deeper tables are refused. */
-#define REMEMBER_DEPTH 8
+/* GCC nests remember_state one deep (libc, libstdc++, CPython); deeper than 4 is refused. */
+#define REMEMBER_DEPTH 4
 
 struct machine {
 	struct state now;

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Real workloads, natively and under libdacce.so, in the same run: best of N wall-clock times
-# and their ratios, with geometric means, at default settings and with re-encoding off
-# (DACCE_EPOCHS=0: what the epochs buy).  Then the start-up cost on its own: the mean time of
+# Real workloads, natively and under libdacce.so, in the same run: best of N wall-clock times,
+# and ratios with geometric means, at default settings and with re-encoding off
+# (DACCE_EPOCHS=0: what the epochs buy).  The N runs of each configuration are interleaved
+# (native, runtime, runtime without epochs, then again), and a ratio is the median of the N
+# rounds' own ratios: this machine's speed drifts by tens of percent over minutes, and blocks
+# of runs compared by their best times took that drift for the runtime's cost.  Then the start-up cost on its own: the mean time of
 # programs that do nothing, natively and under the runtime.  Prints numbers; never fails on them.
 #
 # Each workload takes about 1 s natively on the project's 2-core machine: long enough that the
@@ -9,7 +12,7 @@
 # start-up under the runtime (decoding the functions it runs first: 0.1 s for CPython) is a
 # part of the ratio, as it is for a program that runs a second, but not all of it.  The start-up
 # table shows that part for the programs that pay the most.
-# Usage: bench-real.sh BUILD_DIR LIBDACCE [RUNS]   (best of RUNS, default 5: this machine is noisy)
+# Usage: bench-real.sh BUILD_DIR LIBDACCE [RUNS]   (RUNS rounds, default 5: this machine is noisy)
 set -u
 build=$1
 lib=$2
@@ -38,17 +41,16 @@ startups=(
 	"zstd|zstd -q -c /dev/null"
 )
 
-best_time() {
-	local best= t
-	for _ in $(seq "$runs"); do
-		/usr/bin/time -f %e -o time.out bash -c "$1" >/dev/null 2>&1
-		t=$(tail -n 1 time.out)
-		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$t; fi
-	done
-	echo "$best"
+# One wall-clock time of a command, in seconds.
+time_of() {
+	/usr/bin/time -f %e -o time.out bash -c "$1" >/dev/null 2>&1
+	tail -n 1 time.out
 }
 
-# mean_ms CMD: mean wall-clock milliseconds of 10 runs (start-ups are too short for best-of).
+# The smallest and the median of the numbers on stdin.
+best_of() { sort -g | head -n 1; }
+median_of() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 mean_ms() {
 	local start end
 	start=$(date +%s%N)
@@ -68,11 +70,18 @@ count=0
 for w in "${workloads[@]}"; do
 	name=${w%%|*}
 	cmd=${w#*|}
-	native=$(best_time "$cmd")
-	dacce=$(best_time "LD_PRELOAD=$lib $cmd")
-	off=$(best_time "DACCE_EPOCHS=0 LD_PRELOAD=$lib $cmd")
-	r=$(ratio "$dacce" "$native")
-	r_off=$(ratio "$off" "$native")
+	rounds=$(mktemp)
+	for _ in $(seq "$runs"); do
+		echo "$(time_of "$cmd") $(time_of "LD_PRELOAD=$lib $cmd") $(time_of "DACCE_EPOCHS=0 LD_PRELOAD=$lib $cmd")" >>"$rounds"
+	done
+	native=$(awk '{ print $1 }' "$rounds" | best_of)
+	dacce=$(awk '{ print $2 }' "$rounds" | best_of)
+	off=$(awk '{ print $3 }' "$rounds" | best_of)
+	r=$(awk '{ print $2 / ($1 > 0 ? $1 : 0.01) }' "$rounds" | median_of)
+	r=$(ratio "$r" 1)
+	r_off=$(awk '{ print $3 / ($1 > 0 ? $1 : 0.01) }' "$rounds" | median_of)
+	r_off=$(ratio "$r_off" 1)
+	rm -f "$rounds"
 	printf '%-10s %9ss %9ss %7sx %11ss %7sx\n' "$name" "$native" "$dacce" "$r" "$off" "$r_off"
 	log_sum=$(awk -v s="$log_sum" -v r="$r" 'BEGIN { print s + log(r) }')
 	log_sum_off=$(awk -v s="$log_sum_off" -v r="$r_off" 'BEGIN { print s + log(r) }')
