@@ -185,8 +185,14 @@ void rt_code_names_flush(void)
 	char name[192];
 	int err = 0;
 
-	/* libdw allocates with libc's malloc, whose lock a parked thread may hold. */
-	if (waiting.n == 0 || dacce_world_stopping())
+	/*
+	 * Not while the world stops (kept from when rows came from libdw, which
+	 * allocates with libc's malloc, whose lock a parked thread may hold), and
+	 * not while a dlclose is under way: rows are read from the tables where
+	 * modules map them, and the module being closed may be unmapped at any
+	 * moment until the runtime has forgotten it (m->closed).
+	 */
+	if (waiting.n == 0 || dacce_world_stopping() || rt.loader_busy)
 		return;
 	n_rows = next_row = 0;
 	o = dacce_gdbjit_begin(waiting.n);
