@@ -511,18 +511,27 @@ void x86_jmp_abs_indirect(struct x86_buf *b, uintptr_t target)
 	emit(b, insn, sizeof(insn));
 }
 
-/* FF /2 (call) or FF /4 (jmp) with a RIP-relative memory operand. */
-static void rip_slot_op(struct x86_buf *b, uint8_t modrm, uintptr_t slot)
+/* An instruction whose head (opcode bytes, ModRM) ends in a RIP-relative rel32 to slot. */
+static void rip_relative(struct x86_buf *b, const uint8_t *head, size_t head_len, uintptr_t slot)
 {
-	uint8_t insn[6] = { 0xff, modrm };
-	uintptr_t end = b->addr + b->len + sizeof(insn);
+	uint8_t insn[8];
+	uintptr_t end = b->addr + b->len + head_len + 4;
 
-	if (!x86_rel32_reaches(end, slot)) {
+	if (head_len > sizeof(insn) - 4 || !x86_rel32_reaches(end, slot)) {
 		b->overflow = true;
 		return;
 	}
-	emit_u32(insn + 2, (uint32_t)(slot - end));
-	emit(b, insn, sizeof(insn));
+	memcpy(insn, head, head_len);
+	emit_u32(insn + head_len, (uint32_t)(slot - end));
+	emit(b, insn, head_len + 4);
+}
+
+/* FF /2 (call) or FF /4 (jmp) with a RIP-relative memory operand. */
+static void rip_slot_op(struct x86_buf *b, uint8_t modrm, uintptr_t slot)
+{
+	const uint8_t head[] = { 0xff, modrm };
+
+	rip_relative(b, head, sizeof(head), slot);
 }
 
 void x86_call_rip_slot(struct x86_buf *b, uintptr_t slot) { rip_slot_op(b, 0x15, slot); }
@@ -546,16 +555,9 @@ void x86_bytes(struct x86_buf *b, const uint8_t *bytes, size_t n)
 
 void x86_cmp_r11_with_rip_slot(struct x86_buf *b, uintptr_t slot)
 {
-	/* 4C 3B 1D rel32: cmp r11, [rip + rel32] */
-	uint8_t insn[7] = { REX_WR, 0x3b, 0x1d };
-	uintptr_t end = b->addr + b->len + sizeof(insn);
+	static const uint8_t head[] = { REX_WR, 0x3b, 0x1d }; /* cmp r11, [rip + rel32] */
 
-	if (!x86_rel32_reaches(end, slot)) {
-		b->overflow = true;
-		return;
-	}
-	emit_u32(insn + 3, (uint32_t)(slot - end));
-	emit(b, insn, sizeof(insn));
+	rip_relative(b, head, sizeof(head), slot);
 }
 
 void x86_trap(struct x86_buf *b)
@@ -631,16 +633,9 @@ void x86_load_rcx_from_rsp8(struct x86_buf *b, int8_t disp)
 
 void x86_load_rcx_from_rip_slot(struct x86_buf *b, uintptr_t slot)
 {
-	/* 48 8B 0D rel32: mov rcx, [rip + rel32] */
-	uint8_t insn[7] = { 0x48, 0x8b, 0x0d };
-	uintptr_t end = b->addr + b->len + sizeof(insn);
+	static const uint8_t head[] = { 0x48, 0x8b, 0x0d }; /* mov rcx, [rip + rel32] */
 
-	if (!x86_rel32_reaches(end, slot)) {
-		b->overflow = true;
-		return;
-	}
-	emit_u32(insn + 3, (uint32_t)(slot - end));
-	emit(b, insn, sizeof(insn));
+	rip_relative(b, head, sizeof(head), slot);
 }
 
 void x86_lea_rcx_r11_plus_rcx(struct x86_buf *b)
