@@ -753,6 +753,12 @@ static void *policy_main(void *unused)
 		/* A controller decides when; only the stress test still forces every edge. */
 		asked = dacce_control_take_request();
 		rt_lock(&saved);
+		if (rt.summary_written) {
+			rt_unlock(&saved);
+			if (asked)
+				dacce_control_done(-ECANCELED, rt.dict->epoch);
+			continue;
+		}
 		rt_code_names_flush();
 		rt_reorder_dispatch();
 		ep.tail_wanted = DACCE_NONE; /* epoch_due sets it, when it is asked */

@@ -3316,10 +3316,15 @@ __attribute__((destructor)) static void log_summary(void)
 {
 	char epochs[160];
 	unsigned long long leaf_edges = 0;
+	sigset_t saved;
 
 	/* Not even counted unless asked for: the site table's untouched pages would fault in. */
 	if (!rt.enabled || !rt.verbose)
 		return;
+	/* After a flush under way, and before any code the policy thread would make next. */
+	rt_lock(&saved);
+	rt.summary_written = true;
+	rt_unlock(&saved);
 	for (uint32_t e = 0; e < rt.graph->n_edges; e++)
 		leaf_edges += (rt.graph->edges[e].flags & DACCE_EDGE_LEAF) != 0;
 	dacce_epoch_summary(epochs, sizeof(epochs));

@@ -128,6 +128,11 @@ struct rt_state {
 	 * at any moment, so no epoch writes code until they are forgotten.
 	 */
 	unsigned loader_busy;
+	/*
+	 * DACCE_LOG's summary is written (the process is ending): the policy
+	 * thread makes no more code, so the counts it gave stay the whole story.
+	 */
+	bool summary_written;
 	struct dacce_leaves leaves;	/* calls out that are leaf calls (leaves.h) */
 	pthread_key_t adopted_key;	  /* set in threads adopted at an entry trap */
 	bool adopted_key_made;
