@@ -49,13 +49,50 @@ static int by_address(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/*
+ * Heapsort: the writes are sorted with the world stopped, and glibc's qsort
+ * takes a buffer from malloc past 1 KiB, whose lock a parked thread may hold
+ * (an epoch with 90 writes hung bash under jemalloc that way).  Keys are
+ * unique (the order breaks ties), so an unstable sort is enough.
+ */
+typedef int (*write_cmp)(const void *, const void *);
+
+static void swap_writes(struct dacce_patch_write *a, struct dacce_patch_write *b)
+{
+	struct dacce_patch_write t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static void sift_down(struct dacce_patch_write *v, size_t root, size_t n, write_cmp cmp)
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		if (child + 1 < n && cmp(&v[child], &v[child + 1]) < 0)
+			child++;
+		if (cmp(&v[root], &v[child]) >= 0)
+			return;
+		swap_writes(&v[root], &v[child]);
+	}
+}
+
+static void sort_writes(struct dacce_patch_write *v, size_t n, write_cmp cmp)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(v, i, n, cmp);
+	for (size_t end = n; end-- > 1;) {
+		swap_writes(&v[0], &v[end]);
+		sift_down(v, 0, end, cmp);
+	}
+}
+
 int dacce_patch_runs_write(struct dacce_patch_runs *runs, int mem)
 {
 	uint8_t run[RUN_MAX + DACCE_PATCH_RUN_BYTES];
 	size_t i = 0;
 	int err = 0;
 
-	qsort(runs->writes, runs->n, sizeof(*runs->writes), by_address);
+	sort_writes(runs->writes, runs->n, by_address);
 	while (i < runs->n && !err) {
 		uintptr_t start = runs->writes[i].addr, end = start;
 		size_t last = i;
@@ -70,7 +107,7 @@ int dacce_patch_runs_write(struct dacce_patch_runs *runs, int mem)
 		}
 		memcpy(run, (const void *)start, end - start);
 		/* Overlapping writes land in the order they were gathered. */
-		qsort(runs->writes + i, last - i, sizeof(*runs->writes), by_order);
+		sort_writes(runs->writes + i, last - i, by_order);
 		for (size_t k = i; k < last; k++)
 			memcpy(run + (runs->writes[k].addr - start), runs->writes[k].bytes,
 			       runs->writes[k].len);
