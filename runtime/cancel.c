@@ -10,7 +10,7 @@
 #include "patch.h"
 #include "rt.h"
 #include "rt_state.h"
-#include "threads.h"
+#include "thread_registry.h"
 #include "x86.h"
 #include "cancel.h"
 

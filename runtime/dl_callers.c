@@ -16,7 +16,7 @@
 #include "returns.h"
 #include "rt.h"
 #include "rt_state.h"
-#include "threads.h"
+#include "thread_registry.h"
 #include "tls.h"
 
 #define NO_STAND_IN 1 /* a module with no padding to spare */

@@ -52,7 +52,7 @@
 #include "rt_state.h"
 #include "signals.h"
 #include "stop.h"
-#include "threads.h"
+#include "thread_registry.h"
 #include "tls.h"
 #include "trap.h"
 #include "translate.h"

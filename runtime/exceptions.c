@@ -52,7 +52,7 @@
 #include "returns.h"
 #include "rt.h"
 #include "rt_state.h"
-#include "threads.h"
+#include "thread_registry.h"
 #include "tls.h"
 #include "exceptions.h"
 

@@ -19,7 +19,7 @@
 
 #include "rt.h"
 #include "stop.h"
-#include "threads.h"
+#include "thread_registry.h"
 
 struct exec_guard {
 	bool held;

@@ -17,11 +17,16 @@
  * freed, 16 bytes per call with SIGEV_THREAD (and kept after a failed
  * lio_listio or getaddrinfo_a, which may have started some of the work).
  *
- * glibc copies the sigevent each of them is given.  Not covered (their
- * threads still run without context, docs/runtime.md): the notification of
- * a single asynchronous I/O request (aio_read, aio_write, aio_fsync), whose
- * sigevent glibc reads from the program's own request block when the
- * request completes, after the program may already see it complete.
+ * glibc copies the sigevent each of them is given, except for a single
+ * asynchronous I/O request (aio_read, aio_write, aio_fsync, and each request
+ * of an lio_listio): glibc reads that sigevent from the program's own request
+ * block when the request completes.  So the block itself is made to name the
+ * wrapper, with a record of the program's function and value made for that
+ * submission and freed by the notification that reads it (glibc notifies
+ * every request it queued once: done, failed or cancelled).  The program
+ * sees the wrapper in its block until it writes the block again; a block
+ * submitted again as it is still carries the program's notification (the
+ * runtime remembers, per block, what it wrote there and what it replaced).
  */
 #include <aio.h>
 #include <dlfcn.h>
@@ -34,6 +39,7 @@
 #include <time.h>
 
 #include "graph.h"
+#include "hashmap.h"
 #include "rt.h"
 
 struct notification {
@@ -142,18 +148,214 @@ __attribute__((visibility("default"))) int mq_notify(mqd_t queue, const struct s
 	return ret;
 }
 
-/* lio_listio and lio_listio64 (one function on x86-64, struct aiocb64 being struct aiocb). */
+/* ------------------------------------------------------------------ request blocks */
+
+/* What the runtime last wrote into a request block's sigevent, and what it replaced. */
+struct block_notification {
+	struct notification program;
+	const struct notification *written; /* compared, never read: freed once notified */
+};
+
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dacce_hashmap block_index; /* request block -> index in blocks */
+static struct block_notification *blocks;
+static uint32_t n_blocks, cap_blocks;
+
+static void notify_once_with_context(union sigval wrapped)
+{
+	struct notification program = *(const struct notification *)wrapped.sival_ptr;
+
+	free(wrapped.sival_ptr);
+	notify_with_context((union sigval){ .sival_ptr = &program });
+}
+
+/* The slot remembering block, made when missing; NULL when memory ran out. */
+static struct block_notification *block_slot(const struct aiocb *block)
+{
+	uint32_t i;
+
+	if (dacce_hashmap_get(&block_index, (uintptr_t)block, &i) == 0)
+		return &blocks[i];
+	if (n_blocks == cap_blocks) {
+		uint32_t cap = cap_blocks ? cap_blocks * 2 : 16;
+		struct block_notification *grown = realloc(blocks, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		blocks = grown;
+		cap_blocks = cap;
+	}
+	if (dacce_hashmap_put(&block_index, (uintptr_t)block, n_blocks))
+		return NULL;
+	blocks[n_blocks] = (struct block_notification){ 0 };
+	return &blocks[n_blocks++];
+}
+
+/*
+ * The program's notification in a block about to be submitted: what it
+ * wrote, or, when the block still names the wrapper (submitted again as it
+ * was, or only its value written since), what the runtime replaced there.
+ * -EINVAL for a block naming the wrapper that the runtime never wrote.
+ */
+static int program_notification(const struct aiocb *block, const struct block_notification *slot,
+				struct notification *program)
+{
+	const struct sigevent *event = &block->aio_sigevent;
+
+	program->function = event->sigev_notify_function;
+	program->value = event->sigev_value;
+	if (program->function != notify_once_with_context)
+		return 0;
+	if (!slot->written)
+		return -EINVAL;
+	program->function = slot->program.function;
+	if (event->sigev_value.sival_ptr == slot->written)
+		program->value = slot->program.value;
+	return 0;
+}
+
+/*
+ * Points block's notification at the wrapper, with a record of the
+ * program's for this submission in *record (NULL: nothing to wrap).
+ * 0, or -1 with errno set (the block unchanged): EAGAIN when memory ran
+ * out, EINVAL for a block naming the wrapper that the runtime never wrote.
+ */
+static int wrap_block(struct aiocb *block, struct notification **record)
+{
+	struct block_notification *slot;
+	struct notification program;
+	int err = 0;
+
+	*record = NULL;
+	if (!block || block->aio_sigevent.sigev_notify != SIGEV_THREAD ||
+	    !block->aio_sigevent.sigev_notify_function || !dacce_rt_enabled())
+		return 0;
+	pthread_mutex_lock(&blocks_lock);
+	slot = block_slot(block);
+	if (!slot)
+		err = -ENOMEM;
+	if (!err)
+		err = program_notification(block, slot, &program);
+	if (!err && !(*record = malloc(sizeof(**record))))
+		err = -ENOMEM;
+	if (!err) {
+		**record = program;
+		slot->program = program;
+		slot->written = *record;
+		block->aio_sigevent.sigev_notify_function = notify_once_with_context;
+		block->aio_sigevent.sigev_value.sival_ptr = *record;
+	}
+	pthread_mutex_unlock(&blocks_lock);
+	if (err == -EINVAL)
+		dacce_rt_log(true, "an I/O request block names a notification the runtime did not "
+				   "write there: refused");
+	if (err)
+		errno = err == -ENOMEM ? EAGAIN : EINVAL;
+	return err ? -1 : 0;
+}
+
+/* A block glibc never queued: it names the program's notification again. */
+static void unwrap_block(struct aiocb *block, struct notification *record)
+{
+	int saved = errno;
+
+	if (!record)
+		return;
+	block->aio_sigevent.sigev_notify_function = record->function;
+	block->aio_sigevent.sigev_value = record->value;
+	free(record);
+	errno = saved;
+}
+
+typedef int (*submit_fn)(struct aiocb *);
+typedef int (*fsync_fn)(int, struct aiocb *);
+
+/* aio_read and aio_write (their 64 names are the same functions on x86-64). */
+#define SUBMIT(name)                                                                  \
+	__attribute__((visibility("default"))) int name(struct aiocb *block)          \
+	{                                                                             \
+		static submit_fn real;                                                \
+		struct notification *record;                                          \
+		int ret;                                                              \
+                                                                                      \
+		if (!real && !(real = (submit_fn)next_definition(#name)))             \
+			return -1;                                                    \
+		if (wrap_block(block, &record))                                       \
+			return -1;                                                    \
+		ret = real(block);                                                    \
+		if (ret != 0)                                                         \
+			unwrap_block(block, record);                                  \
+		return ret;                                                           \
+	}
+SUBMIT(aio_read)
+SUBMIT(aio_write)
+
+__attribute__((visibility("default"))) int aio_fsync(int op, struct aiocb *block)
+{
+	static fsync_fn real;
+	struct notification *record;
+	int ret;
+
+	if (!real && !(real = (fsync_fn)next_definition("aio_fsync")))
+		return -1;
+	if (wrap_block(block, &record))
+		return -1;
+	ret = real(op, block);
+	if (ret != 0)
+		unwrap_block(block, record);
+	return ret;
+}
+
+_Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "one layout on x86-64");
+
+__attribute__((visibility("default"))) int aio_read64(struct aiocb64 *block)
+{
+	return aio_read((struct aiocb *)block);
+}
+
+__attribute__((visibility("default"))) int aio_write64(struct aiocb64 *block)
+{
+	return aio_write((struct aiocb *)block);
+}
+
+__attribute__((visibility("default"))) int aio_fsync64(int op, struct aiocb64 *block)
+{
+	return aio_fsync(op, (struct aiocb *)block);
+}
+
+/* The requests of a list glibc would queue: the ones a notification is wrapped for. */
+static bool queued(const struct aiocb *block)
+{
+	return block && block->aio_lio_opcode != LIO_NOP;
+}
+
+/*
+ * lio_listio and lio_listio64 (one function on x86-64): the list's own
+ * notification, and each queued request's.  Requests of a failed call may
+ * have been queued already, so their records and blocks stay as they are.
+ */
 static int listio(const char *name, lio_listio_fn *real, int mode, struct aiocb *const list[], int n,
 		  struct sigevent *event)
 {
 	const struct sigevent *given;
+	struct notification *record;
 	struct sigevent copy;
+	int wrapped = 0;
 
 	if (!*real && !(*real = (lio_listio_fn)next_definition(name)))
 		return -1;
-	given = wrapped_event(event, &copy);
-	if (!given && event)
+	for (; list && wrapped < n; wrapped++)
+		if (queued(list[wrapped]) && wrap_block(list[wrapped], &record))
+			break;
+	given = wrapped < n ? NULL : wrapped_event(event, &copy);
+	if (!given && (event || wrapped < n)) {
+		/* Nothing was queued: every block wrapped so far names the program's again. */
+		for (int i = 0; i < wrapped; i++)
+			if (queued(list[i]) &&
+			    list[i]->aio_sigevent.sigev_notify_function == notify_once_with_context)
+				unwrap_block(list[i], list[i]->aio_sigevent.sigev_value.sival_ptr);
 		return -1;
+	}
 	return (*real)(mode, list, n, (struct sigevent *)given);
 }
 
@@ -164,8 +366,6 @@ __attribute__((visibility("default"))) int lio_listio(int mode, struct aiocb *co
 
 	return listio("lio_listio", &real, mode, list, n, event);
 }
-
-_Static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "one layout on x86-64");
 
 __attribute__((visibility("default"))) int lio_listio64(int mode, struct aiocb64 *const list[],
 							 int n, struct sigevent *event)

@@ -17,7 +17,7 @@
 
 #include "keptfd.h"
 #include "signals.h"
-#include "threads.h"
+#include "thread_registry.h"
 #include "tls.h"
 #include "trap.h"
 

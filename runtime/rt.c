@@ -59,7 +59,8 @@
 #include "scan.h"
 #include "signals.h"
 #include "tail.h"
-#include "threads.h"
+#include "thread_registry.h"
+#include "thread_stacks.h"
 #include "tls.h"
 #include "traits.h"
 #include "tramp.h"
@@ -80,8 +81,6 @@
 /* The slow path's token for a call's dispatch code meeting a new target (else a site's first call). */
 #define SLOW_DISPATCH_MISS (1ull << 63)
 #define JUMP_SAVE 136 /* jump dispatch code keeps its data below the red zone */
-#define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
-#define TC_RESERVE (32u << 20)
 /* Pushed when a thread leaves instrumented code: names no edge, so it decodes as partial. */
 #define OUTSIDE_EDGE (DACCE_NONE - 1)
 
@@ -2593,14 +2592,6 @@ int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge)
 	return err;
 }
 
-static void *reserve(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 int dacce_rt_thread_begin(uint32_t root_edge)
 {
 	struct dacce_tls *tls = dacce_tls_self();
@@ -2611,14 +2602,9 @@ int dacce_rt_thread_begin(uint32_t root_edge)
 	dacce_runtime_enter();
 	/* Registered before its context exists: no re-encoding can miss it. */
 	dacce_thread_register();
-	if (!tls->cc_base) {
-		tls->cc_base = reserve(CC_RESERVE);
-		tls->tc_base = reserve(TC_RESERVE);
-		if (!tls->cc_base || !tls->tc_base) {
-			err = -ENOMEM;
-			goto out;
-		}
-	}
+	err = dacce_thread_stacks_get(tls);
+	if (err)
+		goto out;
 	rt_lock(&saved);
 	err = dacce_rt_op_for_edge(rt.dict, rt.graph, root_edge, &op);
 	if (!err) {
@@ -3089,12 +3075,8 @@ void dacce_rt_thread_partial(void)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 
-	if (!tls->cc_base) {
-		tls->cc_base = reserve(CC_RESERVE);
-		tls->tc_base = reserve(TC_RESERVE);
-		if (!tls->cc_base || !tls->tc_base)
-			return;
-	}
+	if (dacce_thread_stacks_get(tls))
+		return;
 	tls->cc_top = tls->cc_base;
 	tls->tc_top = tls->tc_base;
 	tls->id = 0;
@@ -3108,9 +3090,9 @@ void dacce_rt_thread_end(void)
 	struct dacce_tls *tls = dacce_tls_self();
 
 	/*
-	 * Runtime work from here to the memset below (which ends it): the
-	 * thread's frames are gone (it returned, or it was unwound by
-	 * cancellation or pthread_exit), so its context names none of them.
+	 * Runtime work from here on, for good: the thread's frames are gone (it
+	 * returned, or it was unwound by cancellation or pthread_exit), so its
+	 * context names none of them, and a sampler must not decode it again.
 	 */
 	tls->runtime_depth++;
 	/* Out of the registry first: nobody stops or translates it after this. */
@@ -3118,13 +3100,18 @@ void dacce_rt_thread_end(void)
 	dacce_patch_thread_exit();
 	dacce_unwind_thread_end();
 	dacce_epoch_nudge(); /* the last one out: the policy thread ends the process */
-	if (!tls->cc_base) {
-		tls->runtime_depth--;
+	if (!tls->cc_base)
 		return;
-	}
-	munmap(tls->cc_base, CC_RESERVE);
-	munmap(tls->tc_base, TC_RESERVE);
-	memset(tls, 0, sizeof(*tls));
+	/*
+	 * glibc may still run program code on this thread: C++ thread_local
+	 * destructors, then pthread key and tss destructors.  Their calls push
+	 * and pop on the emptied stacks, which stay with the TLS block
+	 * (thread_stacks.c); freeing them here killed the thread at the first
+	 * such call (tests/programs/c11threads.c).
+	 */
+	tls->cc_top = tls->cc_base;
+	tls->tc_top = tls->tc_base;
+	tls->id = 0;
 }
 
 /* ------------------------------------------------------------------ backtrace */

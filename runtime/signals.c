@@ -20,7 +20,7 @@
 #include "rt.h"
 #include "signals.h"
 #include "stop.h"
-#include "threads.h"
+#include "thread_registry.h"
 #include "tls.h"
 #include "trap.h"
 

@@ -4,15 +4,17 @@
  *
  * __libc_start_main is interposed (the program's _start calls it through
  * the PLT, and LD_PRELOAD puts us first): main becomes the root, and a thin
- * wrapper around it gives the main thread its context.  pthread_create is
- * interposed the same way for thread start routines.  If the runtime cannot
+ * wrapper around it gives the main thread its context.  pthread_create and
+ * thrd_create are interposed the same way for thread start routines.  If the runtime cannot
  * start, one line says why and the program runs uninstrumented.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "dacce.h"
@@ -21,12 +23,13 @@
 #include "cancel.h"
 #include "env.h"
 #include "rt.h"
-#include "threads.h"
+#include "thread_registry.h"
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*libc_start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
 				  void (*)(void), void *);
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*thrd_create_fn)(thrd_t *, thrd_start_t, void *);
 
 /* Interposed: declared here since no header declares them for us. */
 int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
@@ -83,10 +86,12 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void 
 
 struct thread_start {
 	void *(*routine)(void *);
+	int (*c11_routine)(void *); /* thrd_create's, instead of routine */
 	void *arg;
 	uint32_t root_edge;
 };
 
+/* Runs a thread's start routine as the root of its context (start is malloc'd, freed here). */
 static void *thread_with_context(void *p)
 {
 	struct thread_start start = *(struct thread_start *)p;
@@ -96,10 +101,46 @@ static void *thread_with_context(void *p)
 	if (dacce_rt_thread_begin(start.root_edge))
 		dacce_rt_log(true, "a thread runs without context");
 	pthread_cleanup_push((void (*)(void *))dacce_rt_thread_end, NULL);
-	result = start.routine(start.arg);
+	result = start.c11_routine ? (void *)(intptr_t)start.c11_routine(start.arg)
+				   : start.routine(start.arg);
 	dacce_rt_thread_outside();
 	pthread_cleanup_pop(1);
 	return result;
+}
+
+/* thrd_create's start routine returns an int, which thrd_join hands back. */
+static int c11_thread_with_context(void *p)
+{
+	return (int)(intptr_t)thread_with_context(p);
+}
+
+/*
+ * What a new thread about to run routine (or c11_routine) needs to start
+ * its context, or NULL: the runtime is off, or memory or the root edge is
+ * missing, and the thread runs as it would have.
+ */
+static struct thread_start *prepare_thread(void *(*routine)(void *), int (*c11_routine)(void *),
+					   void *arg)
+{
+	uintptr_t entry = c11_routine ? (uintptr_t)c11_routine : (uintptr_t)routine;
+	struct thread_start *start;
+
+	/* The last moment with one thread: cancellation will unwind through patched frames. */
+	if (dacce_rt_enabled())
+		dacce_cancel_hook_install(true);
+	/* From now on another thread may run the program's code: patches take the int3 steps. */
+	dacce_patch_sole_thread(false);
+	if (!dacce_rt_enabled())
+		return NULL;
+	start = malloc(sizeof(*start));
+	if (!start)
+		return NULL;
+	*start = (struct thread_start){ .routine = routine, .c11_routine = c11_routine, .arg = arg };
+	if (dacce_rt_root_edge(DACCE_ROOT_SITE_THREAD, entry, &start->root_edge)) {
+		free(start);
+		return NULL;
+	}
+	return start;
 }
 
 __attribute__((visibility("default"))) int
@@ -113,24 +154,38 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(v
 		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real)
 		return EAGAIN;
-	/* The last moment with one thread: cancellation will unwind through patched frames. */
-	if (dacce_rt_enabled())
-		dacce_cancel_hook_install(true);
-	/* From now on another thread may run the program's code: patches take the int3 steps. */
-	dacce_patch_sole_thread(false);
-	if (!dacce_rt_enabled())
-		return real(thread, attr, routine, arg);
-	start = malloc(sizeof(*start));
+	start = prepare_thread(routine, NULL, arg);
 	if (!start)
-		return EAGAIN;
-	start->routine = routine;
-	start->arg = arg;
-	if (dacce_rt_root_edge(DACCE_ROOT_SITE_THREAD, (uintptr_t)routine, &start->root_edge)) {
-		free(start);
 		return real(thread, attr, routine, arg);
-	}
 	err = real(thread, attr, thread_with_context, start);
 	if (err)
+		free(start);
+	return err;
+}
+
+/*
+ * C11 threads: glibc's thrd_create calls its internal pthread_create, not
+ * the one interposed above, so its threads ran the program's code with no
+ * context (a null ccStack: the program died at the thread's first pushed
+ * call).  The real thrd_create still makes the thread, so thrd_join,
+ * thrd_exit and thrd_detach keep glibc's C11 behaviour.
+ */
+__attribute__((visibility("default"))) int thrd_create(thrd_t *thread, thrd_start_t routine,
+							void *arg)
+{
+	static thrd_create_fn real;
+	struct thread_start *start;
+	int err;
+
+	if (!real)
+		real = (thrd_create_fn)dlsym(RTLD_NEXT, "thrd_create");
+	if (!real)
+		return thrd_error;
+	start = prepare_thread(NULL, routine, arg);
+	if (!start)
+		return real(thread, routine, arg);
+	err = real(thread, c11_thread_with_context, start);
+	if (err != thrd_success)
 		free(start);
 	return err;
 }

@@ -19,7 +19,7 @@
 
 #include <stdbool.h>
 
-#include "threads.h"
+#include "thread_registry.h"
 
 enum dacce_stop_answer {
 	DACCE_STOP_ASKED,

@@ -28,7 +28,7 @@
 
 #include "rt.h"
 #include "signals.h"
-#include "threads.h"
+#include "thread_registry.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define NS_PER_S 1000000000LL

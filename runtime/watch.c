@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "keptfd.h"
-#include "threads.h"
+#include "thread_registry.h"
 
 static struct dacce_kept_fd tasks;
 /* The main thread's stat: the one other thread when the kernel counts two. */

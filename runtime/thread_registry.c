@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "threads.h"
+#include "thread_registry.h"
 
 #include <fcntl.h>
 #include <pthread.h>

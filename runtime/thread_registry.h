@@ -5,8 +5,8 @@
  * context is first set (so no state escapes a re-encoding) and leaves when
  * it ends.  Each entry lives in the thread's own static TLS.
  */
-#ifndef DACCE_RT_THREADS_H
-#define DACCE_RT_THREADS_H
+#ifndef DACCE_RT_THREAD_REGISTRY_H
+#define DACCE_RT_THREAD_REGISTRY_H
 
 #include <signal.h>
 #include <stdatomic.h>
