@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "threads.h"
+#include "thread_registry.h"
 
 #define WORKERS 5
 
