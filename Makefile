@@ -152,6 +152,8 @@ GLIBC_HEAP_SRCS := runtime/funcs.c runtime/modules.c runtime/traits.c \
 	runtime/private_alloc.c
 # A throw out of a signal handler runs the wrapper's cleanup (runtime/signals.c).
 $(BUILD)/pic/runtime/signals.o: ALL_CFLAGS += -fexceptions
+# pthread_exit and std::system_error unwind through std::thread's wrappers (runtime/std_thread.c).
+$(BUILD)/pic/runtime/std_thread.o: ALL_CFLAGS += -fexceptions
 $(BUILD)/pic/%.o: %.c Makefile
 	$(call msg,CC-PIC,$<)
 	$(Q)mkdir -p $(@D)

@@ -23,6 +23,7 @@
 #include "cancel.h"
 #include "env.h"
 #include "rt.h"
+#include "std_thread.h"
 #include "thread_registry.h"
 
 typedef int (*main_fn)(int, char **, char **);
@@ -120,9 +121,8 @@ static int c11_thread_with_context(void *p)
  * missing, and the thread runs as it would have.
  */
 static struct thread_start *prepare_thread(void *(*routine)(void *), int (*c11_routine)(void *),
-					   void *arg)
+					   void *arg, uintptr_t entry)
 {
-	uintptr_t entry = c11_routine ? (uintptr_t)c11_routine : (uintptr_t)routine;
 	struct thread_start *start;
 
 	/* The last moment with one thread: cancellation will unwind through patched frames. */
@@ -148,18 +148,27 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(v
 {
 	static pthread_create_fn real;
 	struct thread_start *start;
+	uintptr_t entry;
 	int err;
 
 	if (!real)
 		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	if (!real)
 		return EAGAIN;
-	start = prepare_thread(routine, NULL, arg);
-	if (!start)
+	/* A std::thread's root is the program's routine, not libstdc++'s (std_thread.c). */
+	entry = dacce_rt_enabled() ? dacce_std_thread_claim(&arg) : 0;
+	start = prepare_thread(routine, NULL, arg, entry ? entry : (uintptr_t)routine);
+	if (!start) {
+		if (entry)
+			dacce_std_thread_unclaim(&arg);
 		return real(thread, attr, routine, arg);
+	}
 	err = real(thread, attr, thread_with_context, start);
-	if (err)
+	if (err) {
 		free(start);
+		if (entry)
+			dacce_std_thread_unclaim(&arg);
+	}
 	return err;
 }
 
@@ -181,7 +190,7 @@ __attribute__((visibility("default"))) int thrd_create(thrd_t *thread, thrd_star
 		real = (thrd_create_fn)dlsym(RTLD_NEXT, "thrd_create");
 	if (!real)
 		return thrd_error;
-	start = prepare_thread(NULL, routine, arg);
+	start = prepare_thread(NULL, routine, arg, (uintptr_t)routine);
 	if (!start)
 		return real(thread, routine, arg);
 	err = real(thread, c11_thread_with_context, start);
