@@ -81,6 +81,8 @@
 /* The slow path's token for a call's dispatch code meeting a new target (else a site's first call). */
 #define SLOW_DISPATCH_MISS (1ull << 63)
 #define JUMP_SAVE 136 /* jump dispatch code keeps its data below the red zone */
+/* Entries below an ended thread's ccStack (dacce_rt_thread_end). */
+#define ENDED_THREAD_CUSHION 1024
 /* Pushed when a thread leaves instrumented code: names no edge, so it decodes as partial. */
 #define OUTSIDE_EDGE (DACCE_NONE - 1)
 
@@ -3105,11 +3107,16 @@ void dacce_rt_thread_end(void)
 	/*
 	 * glibc may still run program code on this thread: C++ thread_local
 	 * destructors, then pthread key and tss destructors.  Their calls push
-	 * and pop on the emptied stacks, which stay with the TLS block
+	 * and pop on the same stacks, which stay with the TLS block
 	 * (thread_stacks.c); freeing them here killed the thread at the first
-	 * such call (tests/programs/c11threads.c).
+	 * such call (tests/programs/c11threads.c).  Out of the registry, the
+	 * thread is not translated by an epoch: a frame of theirs live across
+	 * one returns through code that undoes the new epoch's operation, which
+	 * may pop an entry it never pushed.  The ccStack starts above a cushion
+	 * of entries for those pops to read, never below its mapping; what they
+	 * read is never decoded (runtime_depth).
 	 */
-	tls->cc_top = tls->cc_base;
+	tls->cc_top = tls->cc_base + ENDED_THREAD_CUSHION;
 	tls->tc_top = tls->tc_base;
 	tls->id = 0;
 }
