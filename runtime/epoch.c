@@ -56,6 +56,7 @@
 #include "tls.h"
 #include "trap.h"
 #include "translate.h"
+#include "coroutines.h"
 #include "watch.h"
 
 #define DEFAULT_INTERVAL_MS 20
@@ -351,6 +352,10 @@ static int collect(struct stopped *all)
 {
 	size_t cap = 0;
 	int err;
+
+	/* A coroutine's saved state (coroutines.c) is on no thread: soon resumed, maybe. */
+	if (dacce_contexts_suspended())
+		return -EAGAIN;
 
 	for (struct dacce_thread *t = dacce_threads_first(); t; t = t->next)
 		cap++;

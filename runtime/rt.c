@@ -2594,19 +2594,13 @@ int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge)
 	return err;
 }
 
-int dacce_rt_thread_begin(uint32_t root_edge)
+/* machine.h's thread start on the thread's stacks: an empty state, then the root edge's "before". */
+static int begin_root(struct dacce_tls *tls, uint32_t root_edge)
 {
-	struct dacce_tls *tls = dacce_tls_self();
 	struct dacce_rt_op op;
 	sigset_t saved;
-	int err = 0;
+	int err;
 
-	dacce_runtime_enter();
-	/* Registered before its context exists: no re-encoding can miss it. */
-	dacce_thread_register();
-	err = dacce_thread_stacks_get(tls);
-	if (err)
-		goto out;
 	rt_lock(&saved);
 	err = dacce_rt_op_for_edge(rt.dict, rt.graph, root_edge, &op);
 	if (!err) {
@@ -2614,7 +2608,6 @@ int dacce_rt_thread_begin(uint32_t root_edge)
 		tls->reset_id = rt.dict->max_id + 1;
 		tls->cc_top = tls->cc_base;
 		tls->tc_top = tls->tc_base;
-		/* machine.h's thread start: an empty state, then the root edge's "before". */
 		tls->id = 0;
 		if (op.kind == DACCE_RT_OP_ADD) {
 			tls->id = op.en;
@@ -2625,9 +2618,29 @@ int dacce_rt_thread_begin(uint32_t root_edge)
 		DACCE_PROBE(thread, root_edge);
 	}
 	rt_unlock(&saved);
-out:
+	return err;
+}
+
+int dacce_rt_thread_begin(uint32_t root_edge)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	int err;
+
+	dacce_runtime_enter();
+	/* Registered before its context exists: no re-encoding can miss it. */
+	dacce_thread_register();
+	err = dacce_thread_stacks_get(tls);
+	if (!err)
+		err = begin_root(tls, root_edge);
 	dacce_runtime_leave();
 	return err;
+}
+
+int dacce_rt_context_begin(uint32_t root_edge)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+
+	return tls->cc_base && tls->tc_base ? begin_root(tls, root_edge) : -EINVAL;
 }
 
 void dacce_rt_thread_outside(void)

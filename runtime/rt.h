@@ -30,6 +30,13 @@ int dacce_rt_root_edge(int root_kind, uintptr_t fn, uint32_t *edge);
 int dacce_rt_thread_begin(uint32_t root_edge);
 
 /*
+ * Starts a new context with root_edge on the stacks the thread's block
+ * points at now (a coroutine's: coroutines.c), in runtime work.  0, or a
+ * negative errno (-EINVAL: no stacks).
+ */
+int dacce_rt_context_begin(uint32_t root_edge);
+
+/*
  * The thread leaves instrumented code for good (main returned, a thread
  * routine returned): whatever runs later on it decodes as partial.
  */
