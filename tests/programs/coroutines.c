@@ -9,9 +9,11 @@
  * from recursion and from a frame entered by a tail call; one gets three
  * arguments; one starts and resumes a third; one returns, main resumes
  * through its uc_link and makes the same context again; a timer's handler
- * makes calls on whichever stack it interrupts.  Every probe's context is
+ * makes calls on whichever stack it interrupts; one started by a thread
+ * that then ends is resumed by main.  Every probe's context is
  * a coroutine's own, rooted at its function, as natively.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/time.h>
@@ -120,6 +122,37 @@ static void on_tick(int sig)
 	sink = sink + counting(3);
 }
 
+/* A coroutine started on one thread and resumed on another. */
+static ucontext_t wanderer, thread_context, *wanderer_resumer;
+
+NOINLINE static int wander_down(int n)
+{
+	if (n == 0) {
+		swapcontext(&wanderer, wanderer_resumer);
+		probe("wanderer resumed");
+		return 0;
+	}
+	return wander_down(n - 1) + 1 + sink;
+}
+
+static void wandering(void)
+{
+	for (int i = 0; i < 3; i++) {
+		sink = sink + counting(3);
+		wander_down(2 + i);
+	}
+	probe("wanderer done");
+}
+
+static void *start_wanderer(void *unused)
+{
+	(void)unused;
+	wanderer_resumer = &thread_context;
+	swapcontext(&thread_context, &wanderer);
+	probe("thread back");
+	return NULL;
+}
+
 static void make(ucontext_t *c, void *stack, ucontext_t *link)
 {
 	getcontext(c);
@@ -154,6 +187,18 @@ int main(void)
 		swapcontext(&main_context, &finisher);
 		probe("finisher returned");
 	}
+	make(&wanderer, stacks[2], &main_context);
+	makecontext(&wanderer, wandering, 0);
+	{
+		pthread_t thread;
+
+		pthread_create(&thread, NULL, start_wanderer, NULL);
+		pthread_join(thread, NULL);
+	}
+	wanderer_resumer = &main_context;
+	for (int i = 0; i < 3; i++)
+		swapcontext(&main_context, &wanderer);
+	probe("wanderer back home");
 	printf("sink %d, finished %d\n", sink, finished_runs);
 	return 0;
 }
