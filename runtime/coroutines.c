@@ -38,7 +38,7 @@
 #include <ucontext.h>
 
 #include "graph.h"
-#include "hashmap.h"
+#include "keyed.h"
 #include "rt.h"
 #include "thread_registry.h"
 #include "tls.h"
@@ -67,9 +67,7 @@ struct context_record {
 };
 
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dacce_hashmap record_index; /* ucontext_t * -> index in records */
-static struct context_record *records;
-static uint32_t n_records, cap_records;
+static struct dacce_keyed records = DACCE_KEYED_INIT(sizeof(struct context_record));
 static atomic_int suspended;
 
 bool dacce_contexts_suspended(void)
@@ -77,28 +75,14 @@ bool dacce_contexts_suspended(void)
 	return atomic_load(&suspended) > 0;
 }
 
-/* The record of context, made empty when missing (with records_lock); NULL when memory ran out. */
+/* The record of context, made empty when missing and make is set (with records_lock held). */
 static struct context_record *record_of(ucontext_t *context, bool make)
 {
-	uint32_t i;
+	struct context_record *r = dacce_keyed_get(&records, (uintptr_t)context, make);
 
-	if (dacce_hashmap_get(&record_index, (uintptr_t)context, &i) == 0)
-		return &records[i];
-	if (!make)
-		return NULL;
-	if (n_records == cap_records) {
-		uint32_t cap = cap_records ? cap_records * 2 : 16;
-		struct context_record *grown = realloc(records, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		records = grown;
-		cap_records = cap;
-	}
-	if (dacce_hashmap_put(&record_index, (uintptr_t)context, n_records))
-		return NULL;
-	records[n_records] = (struct context_record){ .context = context };
-	return &records[n_records++];
+	if (r && !r->context)
+		r->context = context;
+	return r;
 }
 
 static void set_what(struct context_record *r, int what)

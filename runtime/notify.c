@@ -39,7 +39,7 @@
 #include <time.h>
 
 #include "graph.h"
-#include "hashmap.h"
+#include "keyed.h"
 #include "rt.h"
 
 struct notification {
@@ -157,9 +157,7 @@ struct block_notification {
 };
 
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dacce_hashmap block_index; /* request block -> index in blocks */
-static struct block_notification *blocks;
-static uint32_t n_blocks, cap_blocks;
+static struct dacce_keyed blocks = DACCE_KEYED_INIT(sizeof(struct block_notification));
 
 static void notify_once_with_context(union sigval wrapped)
 {
@@ -172,23 +170,7 @@ static void notify_once_with_context(union sigval wrapped)
 /* The slot remembering block, made when missing; NULL when memory ran out. */
 static struct block_notification *block_slot(const struct aiocb *block)
 {
-	uint32_t i;
-
-	if (dacce_hashmap_get(&block_index, (uintptr_t)block, &i) == 0)
-		return &blocks[i];
-	if (n_blocks == cap_blocks) {
-		uint32_t cap = cap_blocks ? cap_blocks * 2 : 16;
-		struct block_notification *grown = realloc(blocks, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		blocks = grown;
-		cap_blocks = cap;
-	}
-	if (dacce_hashmap_put(&block_index, (uintptr_t)block, n_blocks))
-		return NULL;
-	blocks[n_blocks] = (struct block_notification){ 0 };
-	return &blocks[n_blocks++];
+	return dacce_keyed_get(&blocks, (uintptr_t)block, true);
 }
 
 /*

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "hashmap.h"
+#include "keyed.h"
 
 #define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
 #define TC_RESERVE (32u << 20)
@@ -28,9 +28,7 @@ struct kept_stacks {
 };
 
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dacce_hashmap kept_index; /* TLS block -> index in kept */
-static struct kept_stacks *kept;
-static uint32_t n_kept, cap_kept;
+static struct dacce_keyed kept = DACCE_KEYED_INIT(sizeof(struct kept_stacks)); /* by TLS block */
 
 static void *reserve(size_t bytes)
 {
@@ -40,51 +38,35 @@ static void *reserve(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Keeps stacks for the TLS block at key.  0, or -ENOMEM. */
-static int keep(uintptr_t key, struct kept_stacks stacks)
-{
-	if (n_kept == cap_kept) {
-		uint32_t cap = cap_kept ? cap_kept * 2 : 16;
-		struct kept_stacks *grown = realloc(kept, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		kept = grown;
-		cap_kept = cap;
-	}
-	if (dacce_hashmap_put(&kept_index, key, n_kept))
-		return -ENOMEM;
-	kept[n_kept++] = stacks;
-	return 0;
-}
-
 int dacce_thread_stacks_get(struct dacce_tls *tls)
 {
-	struct kept_stacks stacks = { 0 };
-	uintptr_t key = (uintptr_t)tls;
-	uint32_t i;
+	struct kept_stacks *stacks;
 	int err = 0;
 
 	if (tls->cc_base && tls->tc_base)
 		return 0;
 	pthread_mutex_lock(&kept_lock);
-	if (dacce_hashmap_get(&kept_index, key, &i) == 0) {
-		stacks = kept[i];
-	} else {
-		stacks.cc = reserve(CC_RESERVE);
-		stacks.tc = reserve(TC_RESERVE);
-		err = stacks.cc && stacks.tc ? keep(key, stacks) : -ENOMEM;
-		if (err) {
-			if (stacks.cc)
-				munmap(stacks.cc, CC_RESERVE);
-			if (stacks.tc)
-				munmap(stacks.tc, TC_RESERVE);
+	stacks = dacce_keyed_get(&kept, (uintptr_t)tls, true);
+	if (!stacks) {
+		err = -ENOMEM;
+	} else if (!stacks->cc) {
+		/* The first thread in this TLS block. */
+		stacks->cc = reserve(CC_RESERVE);
+		stacks->tc = reserve(TC_RESERVE);
+		if (!stacks->cc || !stacks->tc) {
+			if (stacks->cc)
+				munmap(stacks->cc, CC_RESERVE);
+			if (stacks->tc)
+				munmap(stacks->tc, TC_RESERVE);
+			stacks->cc = NULL;
+			stacks->tc = NULL;
+			err = -ENOMEM;
 		}
 	}
+	if (!err) {
+		tls->cc_base = stacks->cc;
+		tls->tc_base = stacks->tc;
+	}
 	pthread_mutex_unlock(&kept_lock);
-	if (err)
-		return err;
-	tls->cc_base = stacks.cc;
-	tls->tc_base = stacks.tc;
-	return 0;
+	return err;
 }
