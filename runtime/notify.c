@@ -196,6 +196,13 @@ static int program_notification(const struct aiocb *block, const struct block_no
 	return 0;
 }
 
+/* Whether block's notification runs on a thread of glibc's: wrap_block wraps it. */
+static bool wants_wrapper(const struct aiocb *block)
+{
+	return block && block->aio_sigevent.sigev_notify == SIGEV_THREAD &&
+	       block->aio_sigevent.sigev_notify_function && dacce_rt_enabled();
+}
+
 /*
  * Points block's notification at the wrapper, with a record of the
  * program's for this submission in *record (NULL: nothing to wrap).
@@ -209,8 +216,7 @@ static int wrap_block(struct aiocb *block, struct notification **record)
 	int err = 0;
 
 	*record = NULL;
-	if (!block || block->aio_sigevent.sigev_notify != SIGEV_THREAD ||
-	    !block->aio_sigevent.sigev_notify_function || !dacce_rt_enabled())
+	if (!wants_wrapper(block))
 		return 0;
 	pthread_mutex_lock(&blocks_lock);
 	slot = block_slot(block);
@@ -331,10 +337,12 @@ static int listio(const char *name, lio_listio_fn *real, int mode, struct aiocb 
 			break;
 	given = wrapped < n ? NULL : wrapped_event(event, &copy);
 	if (!given && (event || wrapped < n)) {
-		/* Nothing was queued: every block wrapped so far names the program's again. */
+		/*
+		 * Nothing was queued: every block wrapped so far (each holds the
+		 * record just made for it) names the program's again.
+		 */
 		for (int i = 0; i < wrapped; i++)
-			if (queued(list[i]) &&
-			    list[i]->aio_sigevent.sigev_notify_function == notify_once_with_context)
+			if (queued(list[i]) && wants_wrapper(list[i]))
 				unwrap_block(list[i], list[i]->aio_sigevent.sigev_value.sival_ptr);
 		return -1;
 	}
