@@ -117,30 +117,30 @@ static int c11_thread_with_context(void *p)
 
 /*
  * What a new thread about to run routine (or c11_routine) needs to start
- * its context, or NULL: the runtime is off, or memory or the root edge is
- * missing, and the thread runs as it would have.
+ * its context, in *start: NULL when the runtime is off or the root edge is
+ * missing (the thread runs as it would have).  0, or -ENOMEM: no thread
+ * may start then, since it would run the program's code without stacks.
  */
-static struct thread_start *prepare_thread(void *(*routine)(void *), int (*c11_routine)(void *),
-					   void *arg, uintptr_t entry)
+static int prepare_thread(void *(*routine)(void *), int (*c11_routine)(void *), void *arg,
+			  uintptr_t entry, struct thread_start **start)
 {
-	struct thread_start *start;
-
+	*start = NULL;
 	/* The last moment with one thread: cancellation will unwind through patched frames. */
 	if (dacce_rt_enabled())
 		dacce_cancel_hook_install(true);
 	/* From now on another thread may run the program's code: patches take the int3 steps. */
 	dacce_patch_sole_thread(false);
 	if (!dacce_rt_enabled())
-		return NULL;
-	start = malloc(sizeof(*start));
-	if (!start)
-		return NULL;
-	*start = (struct thread_start){ .routine = routine, .c11_routine = c11_routine, .arg = arg };
-	if (dacce_rt_root_edge(DACCE_ROOT_SITE_THREAD, entry, &start->root_edge)) {
-		free(start);
-		return NULL;
+		return 0;
+	*start = malloc(sizeof(**start));
+	if (!*start)
+		return -ENOMEM;
+	**start = (struct thread_start){ .routine = routine, .c11_routine = c11_routine, .arg = arg };
+	if (dacce_rt_root_edge(DACCE_ROOT_SITE_THREAD, entry, &(*start)->root_edge)) {
+		free(*start);
+		*start = NULL;
 	}
-	return start;
+	return 0;
 }
 
 __attribute__((visibility("default"))) int
@@ -157,11 +157,11 @@ pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(v
 		return EAGAIN;
 	/* A std::thread's root is the program's routine, not libstdc++'s (std_thread.c). */
 	entry = dacce_rt_enabled() ? dacce_std_thread_claim(&arg) : 0;
-	start = prepare_thread(routine, NULL, arg, entry ? entry : (uintptr_t)routine);
-	if (!start) {
+	err = prepare_thread(routine, NULL, arg, entry ? entry : (uintptr_t)routine, &start);
+	if (err || !start) {
 		if (entry)
 			dacce_std_thread_unclaim(&arg);
-		return real(thread, attr, routine, arg);
+		return err ? EAGAIN : real(thread, attr, routine, arg);
 	}
 	err = real(thread, attr, thread_with_context, start);
 	if (err) {
@@ -190,7 +190,8 @@ __attribute__((visibility("default"))) int thrd_create(thrd_t *thread, thrd_star
 		real = (thrd_create_fn)dlsym(RTLD_NEXT, "thrd_create");
 	if (!real)
 		return thrd_error;
-	start = prepare_thread(NULL, routine, arg, (uintptr_t)routine);
+	if (prepare_thread(NULL, routine, arg, (uintptr_t)routine, &start))
+		return thrd_nomem;
 	if (!start)
 		return real(thread, routine, arg);
 	err = real(thread, c11_thread_with_context, start);
