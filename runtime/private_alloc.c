@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-#include "thread_registry.h"
+#include "threads.h"
 
 #define MIN_SHIFT 4
 #define MAX_SHIFT 16
@@ -127,7 +127,6 @@ void *dacce_alloc_zeroed(size_t count, size_t size)
 void dacce_free(void *p)
 {
 	struct header *h;
-	uint64_t class;
 
 	if (!p)
 		return;
@@ -136,12 +135,10 @@ void dacce_free(void *p)
 		munmap(h, h->mapped);
 		return;
 	}
-	/* Read before the link is written: the link takes the header's place. */
-	class = h->class_or_large;
 	dacce_runtime_enter();
 	pthread_mutex_lock(&heap.lock);
-	((struct free_block *)h)->next = heap.free[class];
-	heap.free[class] = (struct free_block *)h;
+	((struct free_block *)h)->next = heap.free[h->class_or_large];
+	heap.free[h->class_or_large] = (struct free_block *)h;
 	pthread_mutex_unlock(&heap.lock);
 	dacce_runtime_leave();
 }
