@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-#include "threads.h"
+#include "thread_registry.h"
 
 #define MIN_SHIFT 4
 #define MAX_SHIFT 16
