@@ -3,7 +3,9 @@
 # same exit status, with the standalone policy and with a re-encoding every millisecond
 # (DACCE_EPOCH_STRESS: epochs installed while the programs' frames are live), and as under a
 # debugger (DACCE_DECODE_ALL: every function decoded and patched at start, before the runtime's
-# own start-up calls are done: bash's getenv, which wins over libc's, crashed it then).
+# own start-up calls are done: bash's getenv, which wins over libc's, crashed it then), and with
+# the runtime's heap checked while epochs come every millisecond (DACCE_HEAP_CHECK: a use of
+# memory the runtime freed faults on the spot instead of reading what reused it).
 # Usage: run-real.sh BUILD_DIR LIBDACCE
 set -u
 build=$1
@@ -59,10 +61,11 @@ for job in "${jobs[@]}"; do
 	fi
 	native=$(bash -c "$cmd" 2>&1)
 	native_status=$?
-	for mode in default epochs debugger; do
+	for mode in default epochs debugger heapcheck; do
 		case $mode in
 		epochs) stress="DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1" ;;
 		debugger) stress="DACCE_DECODE_ALL=1" ;;
+		heapcheck) stress="DACCE_HEAP_CHECK=1 DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1" ;;
 		*) stress= ;;
 		esac
 		# One retry, reported with both outputs (as tests/run-programs.sh does): a rare
