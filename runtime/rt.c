@@ -21,6 +21,7 @@
 #include "dacce.h"
 
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -3864,15 +3865,13 @@ static uint64_t refusal_key(const struct dacce_module_info *info)
 	return info->start ^ id;
 }
 
-int rt_modules_refresh(void)
+static int refresh_modules_now(void)
 {
 	static struct dacce_hashmap left_alone; /* refusal_key -> 1 */
 	unsigned long long subs_before = rt.modules.subs;
 	bool *wanted = NULL, some_unloaded;
 	int err;
 
-	if (!rt.mods || !dacce_modules_changed(&rt.modules))
-		return 0;
 	dacce_modules_fini(&rt.modules);
 	err = dacce_modules_scan(&rt.modules);
 	if (err)
@@ -3899,6 +3898,33 @@ int rt_modules_refresh(void)
 			err = dacce_hashmap_put(&left_alone, refusal_key(info), 1);
 	}
 	free(wanted);
+	return err;
+}
+
+static int refresh_under_loader_lock(struct dl_phdr_info *info, size_t size, void *result)
+{
+	(void)info;
+	(void)size;
+	*(int *)result = refresh_modules_now();
+	return 1; /* once, for the first module */
+}
+
+/*
+ * The whole refresh runs inside a dl_iterate_phdr callback, holding the
+ * loader's lock as libgcc's unwinder does while it reads a module's tables:
+ * no dlclose on another thread can unmap a module between the scan that
+ * lists it and the reads of its code and unwind tables that instrumenting
+ * it (or checking it was mapped again) makes.  Nothing here takes the
+ * loader's other lock (no dlopen, dlsym or dladdr): a thread in dlopen holds
+ * that one and may wait for this.
+ */
+int rt_modules_refresh(void)
+{
+	int err = -ENOENT;
+
+	if (!rt.mods || !dacce_modules_changed(&rt.modules))
+		return 0;
+	dl_iterate_phdr(refresh_under_loader_lock, &err);
 	return err;
 }
 
