@@ -1306,6 +1306,12 @@ static int consider_site(const struct dacce_scan_site *s, const struct dacce_fun
 	}
 	if (s->target && jump_stays_in_function(s->addr, s->target, &fragment))
 		return fragment ? decode_function(fragment, node) : 0;
+	/* A switch whose every case is in the function never leaves it: left alone. */
+	if ((s->flags & DACCE_SCAN_JUMP_TABLE) &&
+	    dacce_jump_table_stays_in(&s->jump_table, fn->start, fn->end) == 1) {
+		rt.n_jump_tables++;
+		return 0;
+	}
 	return add_site(s, fn, node);
 }
 
@@ -3338,7 +3344,7 @@ __attribute__((destructor)) static void log_summary(void)
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges "
-		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu of %zu watched entries "
+		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu switch jumps left alone, %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
 		     "code cache %zu regions, %llu code entries told to a tracer, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded,
@@ -3346,7 +3352,7 @@ __attribute__((destructor)) static void log_summary(void)
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
 		     leaf_edges, (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_dispatch_misses, (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
-		     (unsigned long long)rt.n_reorders,
+		     (unsigned long long)rt.n_reorders, (unsigned long long)rt.n_jump_tables,
 		     (unsigned long long)rt.n_entry_traps, entries_armed(),
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);

@@ -167,6 +167,7 @@ struct rt_state {
 	uint64_t n_dispatch_misses; /* new targets met by calls' dispatch code (slow path) */
 	uint64_t n_prebuilt_used;   /* trampolines an epoch took ready-made (prebuilt.h) */
 	uint64_t n_reorders;	    /* dispatch code rebuilt with hot targets first */
+	uint64_t n_jump_tables;	    /* switch jumps left alone: their tables stay in the function */
 	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
 	uint64_t n_unwinds, n_frames_shown; /* walks of exceptions.c, and the slots they showed */
 };

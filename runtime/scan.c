@@ -10,7 +10,12 @@
 /* What one scan knows besides its result. */
 struct scan_state {
 	ZydisDecoder decoder;
+	const uint8_t *code; /* the bytes at run-time address addr */
+	uintptr_t addr;
 	uintptr_t start, end;
+	/* The addresses of the last instructions decoded, oldest first (jump tables). */
+	uintptr_t recent[DACCE_JUMP_TABLE_WINDOW];
+	size_t n_recent;
 	const struct dacce_range *plt;
 	size_t n_plt;
 	bool past_terminator;	      /* an unconditional transfer was seen: what follows may be data */
@@ -208,6 +213,10 @@ static int report_transfer(struct scan_state *s, const ZydisDecoderContext *ctx,
 	} else if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER ||
 		   ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY) {
 		classify_indirect(insn, &ops[0], is_call, &site);
+		if (!is_call && !is_jcc &&
+		    dacce_jump_table_match(&s->decoder, s->code, s->addr, s->end, s->recent,
+					   s->n_recent, &site.jump_table))
+			site.flags |= DACCE_SCAN_JUMP_TABLE;
 	} else {
 		return -EILSEQ;
 	}
@@ -376,6 +385,10 @@ static void note_reached_sites(const struct scan_state *s, struct dacce_scan *ou
 			site->flags |= DACCE_SCAN_TARGETED;
 		if (s->out_of_memory) /* targets unknown: no padding is sure to be dead */
 			site->pad = 0;
+		/* A branch landing after the bound's compare would skip it. */
+		if ((site->flags & DACCE_SCAN_JUMP_TABLE) &&
+		    (s->out_of_memory || reached(s, site->jump_table.guard + 1, site->addr + 1)))
+			site->flags &= (uint8_t)~DACCE_SCAN_JUMP_TABLE;
 	}
 }
 
@@ -397,7 +410,8 @@ static int check_arguments(const uint8_t *code, uintptr_t addr, uintptr_t start,
 int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, uintptr_t end,
 			const struct dacce_range *plt, size_t n_plt, struct dacce_scan *out)
 {
-	struct scan_state s = { .start = start, .end = end, .plt = plt, .n_plt = n_plt };
+	struct scan_state s = { .code = code, .addr = addr, .start = start, .end = end,
+				.plt = plt, .n_plt = n_plt };
 	uintptr_t pc = start;
 	int err;
 
@@ -426,6 +440,11 @@ int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, ui
 			goto cleanup;
 		}
 		out->n_insns++;
+		if (s.n_recent == DACCE_JUMP_TABLE_WINDOW)
+			memmove(s.recent, s.recent + 1, sizeof(s.recent) - sizeof(s.recent[0]));
+		else
+			s.n_recent++;
+		s.recent[s.n_recent - 1] = pc;
 		s.in_dead_padding = s.in_dead_padding && is_padding(&insn);
 		if (s.in_dead_padding)
 			take_padding(out, &insn, pc);

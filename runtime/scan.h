@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "graph.h"
+#include "jump_tables.h"
 
 #ifndef DACCE_RANGE_DEFINED
 #define DACCE_RANGE_DEFINED
@@ -36,6 +37,7 @@ struct dacce_range {
 #define DACCE_SCAN_SHORT	(1u << 4) /* under 5 bytes: no room for a jmp rel32 */
 #define DACCE_SCAN_TARGETED	(1u << 5) /* a direct branch of the function lands on it */
 #define DACCE_SCAN_INDEXED	(1u << 6) /* target in memory at an index register: a table */
+#define DACCE_SCAN_JUMP_TABLE	(1u << 7) /* a bounded jump through a table: jump_table says which */
 
 #define DACCE_SCAN_PATCH_LEN 5 /* length of the jmp rel32 a site is rewritten to */
 
@@ -67,6 +69,8 @@ struct dacce_scan_site {
 	 * for a jmp rel32 after all (counted up to that).
 	 */
 	uint8_t pad;
+	/* DACCE_SCAN_JUMP_TABLE: the table and its bound (runtime/jump_tables.h). */
+	struct dacce_jump_table jump_table;
 };
 
 /*

@@ -7,8 +7,8 @@
 # which get room from padding inside their function, must not trap per call (4,000 calls), and
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
-# hot tail call must get an epoch of its own, and tailstall.c's long frame must not put
-# epochs off for as long as it lives.
+# hot tail call must get an epoch of its own, tailstall.c's long frame must not put
+# epochs off for as long as it lives, and switches.c's switch jumps must be left alone.
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -84,6 +84,19 @@ if log=$(log_of indirect); then
 	fi
 else
 	missing indirect
+fi
+
+# switches.c's two frameless switches, through tables whose cases are all in their functions:
+# left alone (runtime/jump_tables.h), while its tail jump through a table of functions is not.
+if log=$(log_of switches); then
+	switches=$(count_of "$log" "switch jumps left alone")
+	if [ "${switches:-0}" = 2 ] && printf '%s\n' "$log" | grep -q 'at through_table+0x[0-9a-f]*: dispatched'; then
+		pass "switch jumps left alone: $switches, the tail jump through a table of functions dispatched"
+	else
+		fail "switch jumps left alone: ${switches:-no count} (2 expected), or through_table's tail jump not dispatched"
+	fi
+else
+	missing switches
 fi
 
 # reorder.c's site, whose last targets get hot: the policy thread must move them to the front.
