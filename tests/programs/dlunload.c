@@ -18,7 +18,6 @@
 #include "probe.h"
 #include "programplace.h"
 
-#define NOINLINE __attribute__((noinline))
 #define ROUNDS 300
 
 typedef int (*callback_fn)(int);
@@ -27,44 +26,31 @@ typedef int (*work_fn)(callback_fn, int);
 static char lib_path[PATH_MAX];
 static volatile int sink;
 
-NOINLINE static int deeper(int x)
+/* Called back from two frames of the library: its frames count as the program's. */
+static int probed_callback(int x)
 {
-	if (x % 50 == 0)
-		probe("callback-deeper");
+	if (x % 250 == 0)
+		probe("callback");
 	return x + sink;
-}
-
-static int callback(int x)
-{
-	return deeper(x) + 1;
-}
-
-NOINLINE static int instrumented_round(int round)
-{
-	void *handle = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
-	work_fn work;
-	int r;
-
-	if (!handle) {
-		printf("dlopen: %s\n", dlerror());
-		exit(3);
-	}
-	work = (work_fn)dlsym(handle, "lib_work");
-	if (!work)
-		exit(4);
-	r = work(callback, round * 5);
-	dlclose(handle);
-	return r;
 }
 
 static void *instrumented_loader(void *unused)
 {
-	long r = 0;
+	long total = 0;
 
 	(void)unused;
-	for (int round = 0; round < ROUNDS; round++)
-		r += instrumented_round(round);
-	return (void *)r;
+	for (int round = 0; round < ROUNDS; round++) {
+		void *handle = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
+		work_fn work = handle ? (work_fn)dlsym(handle, "lib_work") : NULL;
+
+		if (!work) {
+			printf("dlopen or dlsym: %s\n", dlerror());
+			exit(3);
+		}
+		total += work(probed_callback, round * 5);
+		dlclose(handle);
+	}
+	return (void *)total;
 }
 
 /* Libraries of glibc's that nothing else here loads: each dlopen maps it, each dlclose unmaps it. */
