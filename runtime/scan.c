@@ -13,9 +13,9 @@ struct scan_state {
 	const uint8_t *code; /* the bytes at run-time address addr */
 	uintptr_t addr;
 	uintptr_t start, end;
-	/* The addresses of the last instructions decoded, oldest first (jump tables). */
+	/* The addresses of the last instructions decoded, a ring (jump tables). */
 	uintptr_t recent[DACCE_JUMP_TABLE_WINDOW];
-	size_t n_recent;
+	size_t n_decoded;
 	const struct dacce_range *plt;
 	size_t n_plt;
 	bool past_terminator;	      /* an unconditional transfer was seen: what follows may be data */
@@ -177,6 +177,17 @@ static void classify_indirect(const ZydisDecodedInstruction *insn, const ZydisDe
 		site->kind = DACCE_SITE_PLT;
 }
 
+/* Whether the indirect jump just decoded goes through a bounded jump table (jump_tables.h). */
+static bool is_jump_table(const struct scan_state *s, struct dacce_jump_table *out)
+{
+	uintptr_t window[DACCE_JUMP_TABLE_WINDOW];
+	size_t n = s->n_decoded < DACCE_JUMP_TABLE_WINDOW ? s->n_decoded : DACCE_JUMP_TABLE_WINDOW;
+
+	for (size_t i = 0; i < n; i++)
+		window[i] = s->recent[(s->n_decoded - n + i) % DACCE_JUMP_TABLE_WINDOW];
+	return dacce_jump_table_match(&s->decoder, s->code, s->addr, s->end, window, n, out);
+}
+
 /* Reports the transfer insn at pc makes, if the runtime must handle it. */
 static int report_transfer(struct scan_state *s, const ZydisDecoderContext *ctx,
 			   const ZydisDecodedInstruction *insn, uintptr_t pc, struct dacce_scan *out)
@@ -213,9 +224,7 @@ static int report_transfer(struct scan_state *s, const ZydisDecoderContext *ctx,
 	} else if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER ||
 		   ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY) {
 		classify_indirect(insn, &ops[0], is_call, &site);
-		if (!is_call && !is_jcc &&
-		    dacce_jump_table_match(&s->decoder, s->code, s->addr, s->end, s->recent,
-					   s->n_recent, &site.jump_table))
+		if (!is_call && !is_jcc && is_jump_table(s, &site.jump_table))
 			site.flags |= DACCE_SCAN_JUMP_TABLE;
 	} else {
 		return -EILSEQ;
@@ -440,11 +449,7 @@ int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, ui
 			goto cleanup;
 		}
 		out->n_insns++;
-		if (s.n_recent == DACCE_JUMP_TABLE_WINDOW)
-			memmove(s.recent, s.recent + 1, sizeof(s.recent) - sizeof(s.recent[0]));
-		else
-			s.n_recent++;
-		s.recent[s.n_recent - 1] = pc;
+		s.recent[s.n_decoded++ % DACCE_JUMP_TABLE_WINDOW] = pc;
 		s.in_dead_padding = s.in_dead_padding && is_padding(&insn);
 		if (s.in_dead_padding)
 			take_padding(out, &insn, pc);
