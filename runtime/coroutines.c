@@ -20,10 +20,12 @@
  *
  * A saved state is translated by no epoch, so epochs wait while any is
  * saved away (dacce_contexts_suspended): a program that leaves a coroutine
- * suspended for good runs on without re-encoding.  A context glibc made
- * (getcontext) and the runtime never saw a state for is entered with the
- * thread's state as it is: code there may read a wrong or partial context,
- * as after a longjmp the runtime did not see.
+ * suspended for good runs on without re-encoding.  A context getcontext
+ * took (setjmp's way) is entered as longjmp enters a jmp_buf: getcontext
+ * marked it (jumps.c), and the mark is put back.  Any other context the
+ * runtime never saw a state for (a signal handler's, one built by hand) is
+ * entered with the thread's state as it is: code there may read a partial
+ * context.
  */
 #include "coroutines.h"
 
@@ -301,6 +303,17 @@ __attribute__((visibility("default"))) void makecontext(ucontext_t *context, voi
 	     a[10], a[11], a[12], a[13], a[14], a[15]);
 }
 
+/*
+ * A context getcontext took and no coroutine record knows, entered the
+ * way longjmp enters a jmp_buf: its mark is put back (rt.h).  Any other
+ * context keeps the thread's state as it is.  frame: the interposer's, above
+ * libc's code that makes the jump.
+ */
+static void enter_taken_context(const ucontext_t *to, void *frame)
+{
+	dacce_rt_context_rewind(to, (uintptr_t)to->uc_mcontext.gregs[REG_RSP], (uintptr_t)frame);
+}
+
 __attribute__((visibility("default"))) int swapcontext(ucontext_t *from, const ucontext_t *to)
 {
 	static swapcontext_fn real;
@@ -329,6 +342,8 @@ __attribute__((visibility("default"))) int swapcontext(ucontext_t *from, const u
 	pthread_mutex_unlock(&records_lock);
 	if (!switched) {
 		end_switch();
+		if (was == EMPTY)
+			enter_taken_context(to, __builtin_frame_address(0));
 		return real(from, to);
 	}
 	ret = real(from, to);
@@ -363,7 +378,9 @@ __attribute__((visibility("default"))) int setcontext(const ucontext_t *to)
 	pthread_mutex_lock(&records_lock);
 	switched = enter(tls, record_of((ucontext_t *)to, false));
 	pthread_mutex_unlock(&records_lock);
-	if (!switched)
+	if (!switched) {
 		end_switch();
+		enter_taken_context(to, __builtin_frame_address(0));
+	}
 	return real(to);
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Non-local jumps (PCCE section 7): setjmp records the thread's context
- * block for its jmp_buf (jumps.S), longjmp puts it back before jumping.  The
+ * block for its jmp_buf (jumps.S), longjmp puts it back before jumping.
+ * getcontext records it for its ucontext alike, for setcontext and
+ * swapcontext (coroutines.c) to put back.  The
  * mark is taken inside the setjmp call, so it includes the entry of the call
  * edge into setjmp; longjmp lands where setjmp returned, in that edge's
  * trampoline, whose "after" pops the entry: the caller's state, exactly.
@@ -18,6 +20,7 @@ typedef void (*longjmp_fn)(void *, int);
 void *dacce_real__setjmp __attribute__((visibility("hidden")));
 void *dacce_real_setjmp __attribute__((visibility("hidden")));
 void *dacce_real___sigsetjmp __attribute__((visibility("hidden")));
+void *dacce_real_getcontext __attribute__((visibility("hidden")));
 
 static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real___longjmp_chk;
 
@@ -27,11 +30,13 @@ __attribute__((constructor)) static void find_real_jumps(void)
 	dacce_real__setjmp = dlsym(RTLD_NEXT, "_setjmp");
 	dacce_real_setjmp = dlsym(RTLD_NEXT, "setjmp");
 	dacce_real___sigsetjmp = dlsym(RTLD_NEXT, "__sigsetjmp");
+	dacce_real_getcontext = dlsym(RTLD_NEXT, "getcontext");
 	real_longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "longjmp");
 	real__longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "_longjmp");
 	real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
 	real___longjmp_chk = (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
 	if (!dacce_real__setjmp || !dacce_real_setjmp || !dacce_real___sigsetjmp ||
+	    !dacce_real_getcontext ||
 	    !real_longjmp || !real__longjmp || !real_siglongjmp || !real___longjmp_chk)
 		abort(); /* a libc without them: nothing sensible to run */
 }
@@ -41,7 +46,15 @@ void dacce_rt_setjmp_mark(void *env, uintptr_t *ret_slot) __attribute__((visibil
 
 void dacce_rt_setjmp_mark(void *env, uintptr_t *ret_slot)
 {
-	dacce_rt_mark_save(env, ret_slot);
+	dacce_rt_mark_save(env, ret_slot, false);
+}
+
+/* getcontext's, likewise: setcontext and swapcontext come back to it (coroutines.c). */
+void dacce_rt_getcontext_mark(void *ucp, uintptr_t *ret_slot) __attribute__((visibility("hidden")));
+
+void dacce_rt_getcontext_mark(void *ucp, uintptr_t *ret_slot)
+{
+	dacce_rt_mark_save(ucp, ret_slot, true);
 }
 
 /*

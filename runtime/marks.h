@@ -28,6 +28,8 @@ struct jump_mark {
 	uint32_t cc_depth, tc_depth;
 	int handlers_over_code; /* the thread's, put back by a jump out of such handlers */
 	uintptr_t ret, sp; /* a mark by return: where setjmp returns (through a thunk); else 0 */
+	uintptr_t caller_sp; /* the stack pointer setjmp returns with (getcontext saves it) */
+	bool context;	     /* taken by getcontext: setcontext and swapcontext come back to it */
 };
 
 struct dacce_mark_slot {

@@ -2721,16 +2721,24 @@ static void announce_code_of_no_site(uintptr_t entry, uint32_t kind)
 	dacce_entry_note(entry, kind, 0);
 }
 
-static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
+/*
+ * getcontext's thunk goes to the landing on every return: setcontext makes
+ * it return 0 again.  The first return finds the mark just taken, the
+ * state it still has.  Its key in the thunk caches is tagged apart.
+ */
+#define CONTEXT_THUNK_TAG (1ull << 63)
+
+static int setjmp_thunk(uintptr_t ret, bool context, uintptr_t *thunk)
 {
 	static const uint8_t test_eax[] = { 0x85, 0xc0 };
+	uint64_t key = context ? ret | CONTEXT_THUNK_TAG : ret;
 	uint32_t index;
 	struct x86_buf b;
 	x86_label again;
 	uint8_t *write;
 	int err;
 
-	if (dacce_hashmap_get(&rt.thunk_at, ret, &index) == 0) {
+	if (dacce_hashmap_get(&rt.thunk_at, key, &index) == 0) {
 		*thunk = rt.thunks[index];
 		return 0;
 	}
@@ -2750,10 +2758,12 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 	x86_trap(&b); /* a byte before it, for debuggers (see build_tail_stub) */
 	*thunk = b.addr + b.len;
 	x86_endbr64(&b); /* longjmp enters by an indirect jump */
-	x86_bytes(&b, test_eax, sizeof(test_eax));
-	again = x86_jcc_short(&b, X86_JNE);
-	x86_jmp_abs_indirect(&b, ret);
-	x86_bind(&b, again);
+	if (!context) {
+		x86_bytes(&b, test_eax, sizeof(test_eax));
+		again = x86_jcc_short(&b, X86_JNE);
+		x86_jmp_abs_indirect(&b, ret);
+		x86_bind(&b, again);
+	}
 	x86_movabs_r11(&b, ret);
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_setjmp_again);
 	if (b.overflow)
@@ -2762,18 +2772,19 @@ static int setjmp_thunk(uintptr_t ret, uintptr_t *thunk)
 	rt_code_returned_to("setjmp_return", b.addr, b.len, ret, ret - 1);
 	/* It sits in the return-address slot of a setjmp call while libc's setjmp runs. */
 	announce_code_of_no_site(*thunk, DACCE_CODE_NO_SITE);
-	err = dacce_hashmap_put(&rt.thunk_at, ret, rt.n_thunks);
+	err = dacce_hashmap_put(&rt.thunk_at, key, rt.n_thunks);
 	if (!err)
 		rt.thunks[rt.n_thunks++] = *thunk;
 	return err;
 }
 
-/* The thunk this thread's setjmp returning to ret went through before, or 0. */
-static uintptr_t cached_thunk(const struct dacce_thread *self, uintptr_t ret)
+/* The thunk this thread's setjmp (or getcontext) returning to ret went through before, or 0. */
+static uintptr_t cached_thunk(const struct dacce_thread *self, uintptr_t ret, bool context)
 {
-	unsigned i = (unsigned)(dacce_hash64(ret) % DACCE_THUNK_CACHE);
+	uint64_t key = context ? ret | CONTEXT_THUNK_TAG : ret;
+	unsigned i = (unsigned)(dacce_hash64(key) % DACCE_THUNK_CACHE);
 
-	return self->thunk_ret[i] == ret ? self->thunk[i] : 0;
+	return self->thunk_ret[i] == key ? self->thunk[i] : 0;
 }
 
 /*
@@ -2787,7 +2798,7 @@ static int record_mark(struct dacce_thread *self, const void *env, uintptr_t *re
 {
 	uintptr_t ret = *ret_slot, sp = (uintptr_t)(ret_slot + 1);
 	bool by_return = called_through_top(mark->thread, ret);
-	uintptr_t thunk = by_return ? cached_thunk(self, ret) : 0;
+	uintptr_t thunk = by_return ? cached_thunk(self, ret, mark->context) : 0;
 	int err;
 
 	if (!may_grow && (!dacce_marks_have_room(&self->marks_at) ||
@@ -2796,10 +2807,11 @@ static int record_mark(struct dacce_thread *self, const void *env, uintptr_t *re
 	if (may_grow) {
 		if (!dacce_marks_have_room(&self->marks_at) && (err = dacce_marks_grow(&self->marks_at)))
 			return err;
-		if (by_return && !thunk && setjmp_thunk(ret, &thunk) == 0) {
-			unsigned i = (unsigned)(dacce_hash64(ret) % DACCE_THUNK_CACHE);
+		if (by_return && !thunk && setjmp_thunk(ret, mark->context, &thunk) == 0) {
+			uint64_t key = mark->context ? ret | CONTEXT_THUNK_TAG : ret;
+			unsigned i = (unsigned)(dacce_hash64(key) % DACCE_THUNK_CACHE);
 
-			self->thunk_ret[i] = ret;
+			self->thunk_ret[i] = key;
 			self->thunk[i] = thunk;
 		}
 		by_return = by_return && thunk &&
@@ -2830,7 +2842,7 @@ static int record_mark(struct dacce_thread *self, const void *env, uintptr_t *re
  * written (signals.c).  Only a full table or a return point without its
  * thunk takes the runtime's lock, once.
  */
-void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot)
+void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot, bool context)
 {
 	struct dacce_tls *tls = dacce_tls_self();
 	struct dacce_thread *self = dacce_thread_self();
@@ -2847,6 +2859,8 @@ void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot)
 		.top = tls->cc_top > tls->cc_base ? tls->cc_top[-1] : (struct dacce_cc_entry){ 0 },
 		.tc_depth = (uint32_t)(tls->tc_top - tls->tc_base),
 		.handlers_over_code = self->handlers_over_code,
+		.caller_sp = (uintptr_t)(ret_slot + 1),
+		.context = context,
 	};
 	dacce_runtime_enter();
 	if (self->marking) {
@@ -2929,6 +2943,28 @@ void dacce_rt_mark_rewind(const void *env)
 	found = find_mark(self, &self->marks_at, (uintptr_t)env, &mark);
 	rewind_to(tls, found, &mark);
 	dacce_runtime_leave();
+}
+
+bool dacce_rt_context_rewind(const void *ucp, uintptr_t saved_sp, uintptr_t jump_sp)
+{
+	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_thread *self = dacce_thread_self();
+	struct jump_mark mark = { 0 };
+	bool found;
+
+	if (!rt.enabled || !tls->cc_base)
+		return false;
+	dacce_runtime_enter();
+	found = find_mark(self, &self->marks_at, (uintptr_t)ucp, &mark) && mark.context &&
+		mark.caller_sp == saved_sp;
+	if (found) {
+		/* Before the rewind: from here the context is the landing's, the frames not yet. */
+		__atomic_store_n(&tls->jump_sp, (uint64_t)jump_sp, __ATOMIC_RELAXED);
+		atomic_signal_fence(memory_order_seq_cst);
+		rewind_to(tls, true, &mark);
+	}
+	dacce_runtime_leave();
+	return found;
 }
 
 uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp)

@@ -58,8 +58,17 @@ bool dacce_rt_thread_inside_again(void);
  * with the original return address and the stack pointer there; that
  * rewinds the context and returns where to go on.
  */
-void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot);
+void dacce_rt_mark_save(const void *env, uintptr_t *ret_slot, bool context);
 void dacce_rt_mark_rewind(const void *env);
+/*
+ * getcontext marks its ucontext (context true) as setjmp its jmp_buf; when
+ * setcontext or swapcontext enters a context no coroutine record knows,
+ * this puts the mark back if ucp has one whose stack pointer is the one the
+ * context holds (saved_sp): true then, with jump_sp (the caller's frame)
+ * telling samplers that the frames are not the landing's yet.  False, with
+ * nothing changed, for any other context (a signal handler's, one copied).
+ */
+bool dacce_rt_context_rewind(const void *ucp, uintptr_t saved_sp, uintptr_t jump_sp);
 uintptr_t dacce_rt_setjmp_again(uintptr_t ret, uintptr_t sp);
 void dacce_setjmp_again(void);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * setjmp and friends, interposed.  They record the thread's context block
- * for the jmp_buf, then jump (not call) to the real function, so that it
+ * setjmp and friends, and getcontext, interposed.  They record the thread's
+ * context block for the jmp_buf (or ucontext), then jump (not call) to the real function, so that it
  * saves the caller's stack exactly as without us.  The return address it
  * saves may be a thunk of the runtime's instead (rt.c, setjmp_thunk), which
  * sends a second return to dacce_setjmp_again below.
@@ -9,7 +9,7 @@
 	.text
 
 /* A stub for a setjmp-like function of up to two arguments (%rdi = env). */
-.macro SETJMP_STUB name, real
+.macro SETJMP_STUB name, real, mark=dacce_rt_setjmp_mark
 	.globl	\name
 	.type	\name, @function
 	.p2align 4
@@ -22,7 +22,7 @@
 	sub	$8, %rsp		/* 16-byte alignment for the call */
 	.cfi_adjust_cfa_offset 8
 	lea	24(%rsp), %rsi		/* the slot of our return address */
-	call	dacce_rt_setjmp_mark
+	call	\mark
 	add	$8, %rsp
 	.cfi_adjust_cfa_offset -8
 	pop	%rsi
@@ -37,6 +37,7 @@
 	SETJMP_STUB _setjmp, dacce_real__setjmp
 	SETJMP_STUB setjmp, dacce_real_setjmp
 	SETJMP_STUB __sigsetjmp, dacce_real___sigsetjmp
+	SETJMP_STUB getcontext, dacce_real_getcontext, dacce_rt_getcontext_mark
 
 /*
  * A setjmp call returned a second time (%eax non-zero) through its thunk,

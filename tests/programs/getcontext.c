@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * getcontext and setcontext used as setjmp and longjmp: a context taken by
- * getcontext alone (no makecontext) is entered again from frames deeper
- * down, through a first call, recursion and a call through a pointer, and
- * from a signal handler.  After each return the probes must read the frames
- * that are live, as natively.
+ * getcontext alone (no makecontext) is entered again by setcontext from
+ * frames deeper down (a plain call, recursion 20 deep, a call through a
+ * pointer, a signal handler) and by swapcontext.  After each return the
+ * probes must read the frames that are live, as natively (the runtime read
+ * partial from the first jump on before getcontext left a mark).
  */
 #include <signal.h>
 #include <ucontext.h>
@@ -13,7 +14,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-static ucontext_t back;
+static ucontext_t back, left_behind;
 static volatile int jumps;
 static volatile int sink;
 
@@ -31,6 +32,11 @@ NOINLINE static void recurse(int depth)
 }
 
 static void (*volatile through_pointer)(int) = recurse;
+
+NOINLINE static void swap_back(void)
+{
+	swapcontext(&left_behind, &back);
+}
 
 static void on_usr1(int sig)
 {
@@ -58,6 +64,7 @@ NOINLINE static void round_trip(int how)
 	case 0: leave(); break;
 	case 1: recurse(20); break;
 	case 2: through_pointer(7); break;
+	case 3: swap_back(); break;
 	default: raise(SIGUSR1); break;
 	}
 	printf("not reached\n");
@@ -69,7 +76,7 @@ int main(void)
 
 	sigaction(SIGUSR1, &sa, NULL);
 	for (int round = 0; round < 4; round++) {
-		for (int how = 0; how < 4; how++)
+		for (int how = 0; how < 5; how++)
 			round_trip(how);
 		probe("main-loop");
 	}
