@@ -19,6 +19,13 @@ static ZydisRegister wide(ZydisRegister reg)
 	return ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
 }
 
+/* %ah, %bh, %ch, %dh: bits 8 to 15, not the low byte their 64-bit register's index bits start at. */
+static bool is_high_byte(ZydisRegister reg)
+{
+	return reg == ZYDIS_REGISTER_AH || reg == ZYDIS_REGISTER_BH || reg == ZYDIS_REGISTER_CH ||
+	       reg == ZYDIS_REGISTER_DH;
+}
+
 static bool is_reg(const struct insn *i, int op, uint16_t bits)
 {
 	return i->d.operand_count_visible > op && i->ops[op].type == ZYDIS_OPERAND_TYPE_REGISTER &&
@@ -44,7 +51,7 @@ static bool is_reg_movzx(const struct insn *i)
 {
 	return i->d.mnemonic == ZYDIS_MNEMONIC_MOVZX && i->d.operand_count_visible == 2 &&
 	       (is_reg(i, 0, 32) || is_reg(i, 0, 64)) &&
-	       (is_reg(i, 1, 8) || is_reg(i, 1, 16));
+	       (is_reg(i, 1, 8) || is_reg(i, 1, 16)) && !is_high_byte(i->ops[1].reg.value);
 }
 
 /*
@@ -118,7 +125,7 @@ static uint32_t bound_of(const struct insn *cmp, const struct insn *jcc)
 
 	if (cmp->d.mnemonic != ZYDIS_MNEMONIC_CMP || cmp->d.operand_count_visible != 2 ||
 	    cmp->ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
-	    cmp->ops[0].size < 8 ||
+	    cmp->ops[0].size < 8 || is_high_byte(cmp->ops[0].reg.value) ||
 	    cmp->ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
 		return 0;
 	n = cmp->ops[1].imm.is_signed ? cmp->ops[1].imm.value.s : (int64_t)cmp->ops[1].imm.value.u;

@@ -130,6 +130,18 @@ START_TEST(test_a_byte_compare_then_a_32_bit_copy_bounds_nothing)
 }
 END_TEST
 
+START_TEST(test_a_compare_of_a_high_byte_bounds_nothing)
+{
+	/* cmp $6,%dh; ja; lea; movzbl %dl,%edx: %dh is bits 8 to 15, the index %dl's */
+	static const uint8_t code[] = {
+		0x80, 0xfe, 0x06, 0x77, 0x13, 0x48, 0x8d, 0x0d, 0x00, 0x10, 0x00, 0x00, 0x0f,
+		0xb6, 0xd2, 0x48, 0x63, 0x04, 0x91, 0x48, 0x01, 0xc8, 0xff, 0xe0, 0xc3,
+	};
+
+	assert_no_table(code, sizeof(code));
+}
+END_TEST
+
 START_TEST(test_a_copy_of_another_register_bounds_nothing)
 {
 	/* mov %rdi,%r8; cmp $7,%rdx; ja; lea; movslq (%rcx,%r8,4),%rax; add %rcx,%rax; jmp *%rax */
@@ -307,6 +319,7 @@ static Suite *jump_tables_suite(void)
 	tcase_add_test(tc, test_relative_table_after_a_byte_compare_and_movzbl);
 	tcase_add_test(tc, test_a_byte_compare_then_a_32_bit_copy_bounds_nothing);
 	tcase_add_test(tc, test_a_copy_of_another_register_bounds_nothing);
+	tcase_add_test(tc, test_a_compare_of_a_high_byte_bounds_nothing);
 	tcase_add_test(tc, test_a_compare_of_the_low_half_alone_bounds_nothing);
 	tcase_add_test(tc, test_a_lea_writing_the_index_bounds_nothing);
 	tcase_add_test(tc, test_another_instruction_in_between_bounds_nothing);
