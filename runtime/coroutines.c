@@ -41,6 +41,7 @@
 
 #include "graph.h"
 #include "keyed.h"
+#include "lock.h"
 #include "rt.h"
 #include "thread_registry.h"
 #include "tls.h"
@@ -68,7 +69,7 @@ struct context_record {
 	struct dacce_rt_tail_record *own_tc;
 };
 
-static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dacce_lock records_lock = DACCE_LOCK_INIT;
 static struct dacce_keyed records = DACCE_KEYED_INIT(sizeof(struct context_record));
 static atomic_int suspended;
 
@@ -206,7 +207,7 @@ static void run_coroutine(greg_t arg)
 	greg_t a[MAX_ARGS] = { 0 };
 	bool switched;
 
-	pthread_mutex_lock(&records_lock);
+	dacce_lock_acquire(&records_lock);
 	r = record_of(context, false);
 	if (r) {
 		function = (void *)r->function;
@@ -214,7 +215,7 @@ static void run_coroutine(greg_t arg)
 		for (int i = 0; i < MAX_ARGS; i++)
 			a[i] = r->args[i];
 	}
-	pthread_mutex_unlock(&records_lock);
+	dacce_lock_release(&records_lock);
 	if (!function)
 		abort(); /* glibc runs only what makecontext was given, and it was recorded */
 	/* Its root, or (a function the runtime does not instrument) a partial context. */
@@ -226,17 +227,17 @@ static void run_coroutine(greg_t arg)
 	/* Finished: glibc resumes uc_link next (or ends the thread when there is none). */
 	link = context->uc_link;
 	switched = begin_switch();
-	pthread_mutex_lock(&records_lock);
+	dacce_lock_acquire(&records_lock);
 	if (switched && link && enter(dacce_tls_self(), record_of(link, false))) {
 		r = record_of(context, false);
 		if (r) {
 			set_what(r, EMPTY);
 			free_own_stacks(r);
 		}
-		pthread_mutex_unlock(&records_lock);
+		dacce_lock_release(&records_lock);
 		return; /* the state of link is in the block: its side ends the switch */
 	}
-	pthread_mutex_unlock(&records_lock);
+	dacce_lock_release(&records_lock);
 	if (switched)
 		end_switch();
 	dacce_rt_thread_outside();
@@ -283,7 +284,7 @@ __attribute__((visibility("default"))) void makecontext(ucontext_t *context, voi
 	if (dacce_rt_enabled()) {
 		if (dacce_rt_root_edge(DACCE_ROOT_SITE_THREAD, (uintptr_t)function, &root_edge))
 			root_edge = DACCE_NONE;
-		pthread_mutex_lock(&records_lock);
+		dacce_lock_acquire(&records_lock);
 		r = record_of(context, true);
 		if (r) {
 			set_what(r, FRESH);
@@ -293,7 +294,7 @@ __attribute__((visibility("default"))) void makecontext(ucontext_t *context, voi
 			for (int i = 0; i < MAX_ARGS; i++)
 				r->args[i] = a[i];
 		}
-		pthread_mutex_unlock(&records_lock);
+		dacce_lock_release(&records_lock);
 	}
 	if (r) {
 		real(context, (void (*)(void))run_coroutine, 1, (greg_t)(uintptr_t)context);
@@ -327,7 +328,7 @@ __attribute__((visibility("default"))) int swapcontext(ucontext_t *from, const u
 		real = (swapcontext_fn)next("swapcontext");
 	if (!dacce_rt_enabled() || !tls->cc_base || !begin_switch())
 		return real(from, to);
-	pthread_mutex_lock(&records_lock);
+	dacce_lock_acquire(&records_lock);
 	target = record_of((ucontext_t *)to, false);
 	was = target ? (int)target->what : EMPTY;
 	if ((was == SAVED || was == FRESH) && (saved_under = record_of(from, true))) {
@@ -339,7 +340,7 @@ __attribute__((visibility("default"))) int swapcontext(ucontext_t *from, const u
 			switched = true;
 		}
 	}
-	pthread_mutex_unlock(&records_lock);
+	dacce_lock_release(&records_lock);
 	if (!switched) {
 		end_switch();
 		if (was == EMPTY)
@@ -349,7 +350,7 @@ __attribute__((visibility("default"))) int swapcontext(ucontext_t *from, const u
 	ret = real(from, to);
 	if (ret != 0) {
 		/* glibc did not switch: from runs on with its own state, to keeps its own. */
-		pthread_mutex_lock(&records_lock);
+		dacce_lock_acquire(&records_lock);
 		target = record_of((ucontext_t *)to, false);
 		saved_under = record_of(from, false);
 		if (target)
@@ -358,7 +359,7 @@ __attribute__((visibility("default"))) int swapcontext(ucontext_t *from, const u
 			load_state(dacce_tls_self(), &saved_under->state);
 			set_what(saved_under, RUNNING);
 		}
-		pthread_mutex_unlock(&records_lock);
+		dacce_lock_release(&records_lock);
 	}
 	/* Back in from: whoever switched here loaded its state. */
 	end_switch();
@@ -375,9 +376,9 @@ __attribute__((visibility("default"))) int setcontext(const ucontext_t *to)
 		real = (setcontext_fn)next("setcontext");
 	if (!dacce_rt_enabled() || !tls->cc_base || !begin_switch())
 		return real(to);
-	pthread_mutex_lock(&records_lock);
+	dacce_lock_acquire(&records_lock);
 	switched = enter(tls, record_of((ucontext_t *)to, false));
-	pthread_mutex_unlock(&records_lock);
+	dacce_lock_release(&records_lock);
 	if (!switched) {
 		end_switch();
 		enter_taken_context(to, __builtin_frame_address(0));

@@ -4,14 +4,15 @@
 #include <pthread.h>
 
 #include "dacce_events.h"
+#include "lock.h"
 #include "probes.h"
 
 static struct {
-	pthread_mutex_t lock;
+	struct dacce_lock lock;
 	struct dacce_code_entry_note batch[DACCE_CODE_ENTRY_BATCH];
 	uint32_t n;
 	uint64_t noted;
-} notes = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} notes = { .lock = DACCE_LOCK_INIT };
 
 /* With notes.lock held. */
 static void flush_locked(void)
@@ -31,31 +32,31 @@ void dacce_entry_note(uint64_t address, uint32_t site_caller, uint64_t site_offs
 {
 	if (!DACCE_PROBE_CODE_ENTRIES_WANTED())
 		return;
-	pthread_mutex_lock(&notes.lock);
+	dacce_lock_acquire(&notes.lock);
 	if (notes.n == DACCE_CODE_ENTRY_BATCH)
 		flush_locked();
 	notes.batch[notes.n++] = (struct dacce_code_entry_note){
 		.address = address, .site_caller = site_caller, .site_offset = site_offset,
 	};
 	notes.noted++;
-	pthread_mutex_unlock(&notes.lock);
+	dacce_lock_release(&notes.lock);
 }
 
 void dacce_entry_notes_flush(void)
 {
 	if (!DACCE_PROBE_CODE_ENTRIES_WANTED())
 		return;
-	pthread_mutex_lock(&notes.lock);
+	dacce_lock_acquire(&notes.lock);
 	flush_locked();
-	pthread_mutex_unlock(&notes.lock);
+	dacce_lock_release(&notes.lock);
 }
 
 uint64_t dacce_entry_notes_count(void)
 {
 	uint64_t noted;
 
-	pthread_mutex_lock(&notes.lock);
+	dacce_lock_acquire(&notes.lock);
 	noted = notes.noted;
-	pthread_mutex_unlock(&notes.lock);
+	dacce_lock_release(&notes.lock);
 	return noted;
 }

@@ -51,6 +51,7 @@
 #include "rt.h"
 #include "rt_state.h"
 #include "signals.h"
+#include "single_thread.h"
 #include "stop.h"
 #include "thread_registry.h"
 #include "tls.h"
@@ -801,11 +802,13 @@ static int start_policy_thread(void)
 {
 	/* The real one: ours would make it a program thread. */
 	pthread_create_fn create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	struct dacce_single_thread before;
 	sigset_t all, saved;
 	int err;
 
 	if (!create)
 		return -ENOSYS;
+	dacce_single_thread_note(&before);
 	/* Every signal blocked (but traps: trap.h): the program's signals go to the program's threads. */
 	dacce_signals_but_trap(&all);
 	/* Its files, while no program thread runs beside us (keptfd.h). */
@@ -820,6 +823,9 @@ static int start_policy_thread(void)
 		syscall(SYS_futex, &ep.thread_ready, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	pthread_detach(ep.thread);
 	ep.running = true;
+	/* From here on the policy thread keeps single_thread.h's rule. */
+	if (dacce_single_thread_restore(&before))
+		dacce_rt_log(false, "glibc still sees one thread: the policy thread keeps out of its way");
 	return 0;
 }
 

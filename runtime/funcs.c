@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ehframe.h"
+#include "sort.h"
 
 #define SELF_EXE "/proc/self/exe"
 
@@ -683,7 +684,7 @@ int dacce_funcs_load(const struct dacce_module_info *m, struct dacce_funcs *out)
 	if (err)
 		goto cleanup;
 	if (c.n)
-		qsort(c.v, c.n, sizeof(*c.v), compare_candidates);
+		dacce_qsort(c.v, c.n, sizeof(*c.v), compare_candidates);
 	n = merge_candidates(c.v, c.n);
 	/* Names point into the file's data: copy them before it is closed. */
 	err = build_table(c.v, n, m->bias, out);

@@ -40,6 +40,7 @@
 
 #include "graph.h"
 #include "keyed.h"
+#include "lock.h"
 #include "rt.h"
 
 struct notification {
@@ -156,7 +157,7 @@ struct block_notification {
 	const struct notification *written; /* compared, never read: freed once notified */
 };
 
-static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dacce_lock blocks_lock = DACCE_LOCK_INIT;
 static struct dacce_keyed blocks = DACCE_KEYED_INIT(sizeof(struct block_notification));
 
 static void notify_once_with_context(union sigval wrapped)
@@ -218,7 +219,7 @@ static int wrap_block(struct aiocb *block, struct notification **record)
 	*record = NULL;
 	if (!wants_wrapper(block))
 		return 0;
-	pthread_mutex_lock(&blocks_lock);
+	dacce_lock_acquire(&blocks_lock);
 	slot = block_slot(block);
 	if (!slot)
 		err = -ENOMEM;
@@ -233,7 +234,7 @@ static int wrap_block(struct aiocb *block, struct notification **record)
 		block->aio_sigevent.sigev_notify_function = notify_once_with_context;
 		block->aio_sigevent.sigev_value.sival_ptr = *record;
 	}
-	pthread_mutex_unlock(&blocks_lock);
+	dacce_lock_release(&blocks_lock);
 	if (err == -EINVAL)
 		dacce_rt_log(true, "an I/O request block names a notification the runtime did not "
 				   "write there: refused");

@@ -246,6 +246,11 @@ void dacce_patch_set_trap_hook(dacce_trap_hook hook)
 
 static void make_fork_canary(void);
 
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* libc's, past the runtime's own: found once here, not by the policy thread (single_thread.h). */
+static sigaction_fn real_sigaction;
+
 int dacce_patch_init(void)
 {
 	struct sigaction sa;
@@ -268,23 +273,21 @@ int dacce_patch_init(void)
 		return -errno;
 	can_sync_cores = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE) == 0;
 	make_fork_canary();
+	real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 	trap_action = sa;
 	trap_action_installed = true;
 	return 0;
 }
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-
 int dacce_patch_reclaim_trap_signal(struct sigaction *theirs)
 {
 	struct dacce_kernel_sigaction now;
-	sigaction_fn real;
+	sigaction_fn real = real_sigaction;
 
 	if (!trap_action_installed ||
 	    syscall(SYS_rt_sigaction, DACCE_TRAP_SIGNAL, NULL, &now, sizeof(now.mask)) != 0 ||
 	    now.handler == (void *)on_trap_signal)
 		return 0;
-	real = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
 	if (!real)
 		return -ENOSYS;
 	memset(theirs, 0, sizeof(*theirs));

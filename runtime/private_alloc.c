@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 
 #include "env.h"
+#include "lock.h"
 #include "rt_state.h"
 #include "thread_registry.h"
 
@@ -49,21 +50,21 @@ struct header {
 };
 
 static struct {
-	pthread_mutex_t lock;
+	struct dacce_lock lock;
 	struct header *free[N_CLASSES];
 	uint8_t *slab;
 	size_t slab_left;
-} heap = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} heap = { .lock = DACCE_LOCK_INIT };
 
 static void lock_heap(void)
 {
 	dacce_runtime_enter();
-	pthread_mutex_lock(&heap.lock);
+	dacce_lock_acquire(&heap.lock);
 }
 
 static void unlock_heap(void)
 {
-	pthread_mutex_unlock(&heap.lock);
+	dacce_lock_release(&heap.lock);
 	dacce_runtime_leave();
 }
 
@@ -319,10 +320,10 @@ void *dacce_realloc_zeroed(void *p, size_t old_size, size_t size)
 
 void dacce_alloc_before_fork(void)
 {
-	pthread_mutex_lock(&heap.lock);
+	dacce_lock_acquire(&heap.lock);
 }
 
 void dacce_alloc_after_fork(void)
 {
-	pthread_mutex_unlock(&heap.lock);
+	dacce_lock_release(&heap.lock);
 }

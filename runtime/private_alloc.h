@@ -25,11 +25,16 @@ void *dacce_realloc_zeroed(void *p, size_t old_size, size_t size);
 void dacce_alloc_before_fork(void);
 void dacce_alloc_after_fork(void);
 
+#include "sort.h"
+
 #ifndef DACCE_PRIVATE_ALLOC_IMPL
 #define malloc(n) dacce_alloc(n)
 #define calloc(n, s) dacce_alloc_zeroed(n, s)
 #define realloc(p, n) dacce_realloc(p, n)
 #define free(p) dacce_free(p)
+/* glibc's sorts take their buffer from malloc (sort.h). */
+#define qsort(b, n, s, c) dacce_qsort(b, n, s, c)
+#define qsort_r(b, n, s, c, a) dacce_qsort_r(b, n, s, c, a)
 #endif
 
 #endif

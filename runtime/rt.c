@@ -47,6 +47,7 @@
 #include "graph.h"
 #include "hashmap.h"
 #include "libraries.h"
+#include "lock.h"
 #include "modules.h"
 #include "ops.h"
 #include "dacce_events.h"
@@ -87,7 +88,7 @@
 /* Pushed when a thread leaves instrumented code: names no edge, so it decodes as partial. */
 #define OUTSIDE_EDGE (DACCE_NONE - 1)
 
-struct rt_state rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
+struct rt_state rt = { .lock = DACCE_LOCK_INIT };
 
 void dacce_rt_log(bool error, const char *fmt, ...)
 {
@@ -126,7 +127,7 @@ static void hold_lock(void)
 {
 	int state;
 
-	pthread_mutex_lock(&rt.lock);
+	dacce_lock_acquire(&rt.lock);
 	__atomic_store_n(&rt.holder, dacce_thread_self(), __ATOMIC_RELAXED);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	rt.holder_cancel_state = state;
@@ -144,7 +145,7 @@ static int release_lock(void)
 	dacce_patch_batch_end();
 	dacce_entry_notes_flush();
 	__atomic_store_n(&rt.holder, NULL, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&rt.lock);
+	dacce_lock_release(&rt.lock);
 	return state;
 }
 

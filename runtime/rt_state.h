@@ -21,6 +21,7 @@
 #include "leaves.h"
 #include "graph.h"
 #include "hashmap.h"
+#include "lock.h"
 #include "lookup.h"
 #include "marks.h"
 #include "modules.h"
@@ -106,7 +107,7 @@ struct rt_module {
 };
 
 struct rt_state {
-	pthread_mutex_t lock;
+	struct dacce_lock lock;
 	struct dacce_scan *decoding; /* the function whose sites are being added (its padding) */
 	int holder_cancel_state; /* the lock holder's, put back when it lets go (rt.c) */
 	/* The thread holding the lock, or NULL: runtime work may call the program back (rt.c). */

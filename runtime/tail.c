@@ -211,7 +211,7 @@ int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 				    uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
 				    uintptr_t *entry, uintptr_t *after)
 {
-	x86_label empty, other_frame, stale, fatal;
+	x86_label empty, other_frame, stale, have_record, fatal;
 	uintptr_t slot = target_slot;
 
 	if (op->kind != DACCE_RT_OP_ADD)
@@ -228,17 +228,18 @@ int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 	x86_spill_rcx(b, LEAF_RCX);
 	x86_lea_rcx_rsp(b, 0); /* the frame's return-address slot */
 	emit_find_record(b, tpoff, return_stub, &empty, &other_frame, &stale);
-	/* The frame made a tail call before and holds its record: the stub returns, as for any tail call. */
-	dacce_emit_before(b, tpoff, op);
-	x86_reload_rcx(b, LEAF_RCX);
-	x86_reload_rax(b, LEAF_RAX);
-	go_on(b, slot, target, false);
-
+	/*
+	 * The frame made a tail call before and holds its record: the state to
+	 * put back at its return is already there, and its slot holds the stub,
+	 * which the call below replaces as it would the return address.
+	 */
+	have_record = x86_jmp_short(b);
 	x86_bind(b, stale);
 	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
 	x86_bind(b, empty);
 	x86_bind(b, other_frame);
 	emit_new_record(b, tpoff, return_stub);
+	x86_bind(b, have_record);
 	dacce_emit_before(b, tpoff, op);
 	x86_reload_rcx(b, LEAF_RCX);
 	x86_reload_rax(b, LEAF_RAX);

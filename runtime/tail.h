@@ -60,8 +60,9 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
  * returns through it, predicted too.  While the leaf runs, its slot holds
  * *after instead of the stub: every stack walker treats both alike
  * (returns.h).  The stack the leaf sees is the native one.  A frame that
- * holds a record already (it made a tail call before) jumps, and the stub
- * returns.  Sets *entry and *after.  Returns 0, -EINVAL for another
+ * holds a record already (it made a tail call before) keeps it (it holds
+ * the state of the frame's return) and calls the leaf the same way: its slot
+ * held the stub.  Sets *entry and *after.  Returns 0, -EINVAL for another
  * operation, or -ENOSPC.
  */
 int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,

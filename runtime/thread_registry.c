@@ -10,11 +10,12 @@
 #include <unistd.h>
 
 #include "keptfd.h"
+#include "lock.h"
 #include "stop.h"
 
 static __thread struct dacce_thread self __attribute__((tls_model("initial-exec")));
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dacce_lock registry_lock = DACCE_LOCK_INIT;
 static struct dacce_thread *first;
 
 void dacce_thread_send_deferred_trap_signal(struct dacce_thread *t)
@@ -35,12 +36,12 @@ struct dacce_thread *dacce_thread_self(void)
 
 void dacce_threads_lock(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	dacce_lock_acquire(&registry_lock);
 }
 
 void dacce_threads_unlock(void)
 {
-	pthread_mutex_unlock(&registry_lock);
+	dacce_lock_release(&registry_lock);
 }
 
 struct dacce_thread *dacce_threads_first(void)
@@ -102,7 +103,7 @@ void dacce_thread_release_deferred(struct dacce_thread *thread)
 void dacce_threads_after_fork(void)
 {
 	/* The other threads do not exist here; the lock may have been taken by one of them. */
-	pthread_mutex_init(&registry_lock, NULL);
+	dacce_lock_reset(&registry_lock);
 	first = NULL;
 	if (self.registered) {
 		self.registered = false;

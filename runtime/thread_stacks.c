@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "keyed.h"
+#include "lock.h"
 
 #define CC_RESERVE (256u << 20) /* 16M entries per thread, touched on demand */
 #define TC_RESERVE (32u << 20)
@@ -30,7 +31,7 @@ struct kept_stacks {
 	struct dacce_rt_tail_record *tc;
 };
 
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dacce_lock kept_lock = DACCE_LOCK_INIT;
 static struct dacce_keyed kept = DACCE_KEYED_INIT(sizeof(struct kept_stacks)); /* by TLS block */
 
 static uint32_t next_sweep = 32; /* blocks kept when unmapped ones are next looked for */
@@ -73,7 +74,7 @@ int dacce_thread_stacks_get(struct dacce_tls *tls)
 
 	if (tls->cc_base && tls->tc_base)
 		return 0;
-	pthread_mutex_lock(&kept_lock);
+	dacce_lock_acquire(&kept_lock);
 	if (kept.n >= next_sweep && !dacce_keyed_get(&kept, (uintptr_t)tls, false))
 		sweep();
 	stacks = dacce_keyed_get(&kept, (uintptr_t)tls, true);
@@ -97,6 +98,6 @@ int dacce_thread_stacks_get(struct dacce_tls *tls)
 		tls->cc_base = stacks->cc;
 		tls->tc_base = stacks->tc;
 	}
-	pthread_mutex_unlock(&kept_lock);
+	dacce_lock_release(&kept_lock);
 	return err;
 }

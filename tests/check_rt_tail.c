@@ -6,8 +6,8 @@
  * the return through the stub must restore the caller's state exactly, also
  * after a longjmp left records behind.  A tail jump to a leaf (tail_leaf ->
  * leaf_probe) takes the leaf shape: its return comes back to the
- * trampoline's return point, or through the stub when the frame made a tail
- * call before (tail_c -> tail_leaf -> leaf_probe).
+ * trampoline's return point, also when the frame made a tail call before
+ * and holds a record (tail_c -> tail_leaf -> leaf_probe).
  */
 #include <check.h>
 #include <setjmp.h>
@@ -387,11 +387,15 @@ START_TEST(test_leaf_returns_to_the_trampoline)
 	ck_assert_uint_eq(tls->id, 10);
 	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
 
-	/* After a tail call that left a record, the leaf returns through the stub. */
+	/*
+	 * After a tail call that left a record, the leaf keeps that record (the
+	 * state before the first tail call) and returns to the trampoline too.
+	 */
 	ck_assert_int_eq(call_through(tail_c, 6), 18);
 	ck_assert_uint_eq(in_leaf.id, 22);
 	ck_assert_uint_eq(in_leaf.tc_depth, 1);
-	ck_assert_uint_eq(leaf_returns_to, f.stub);
+	ck_assert_uint_eq(in_leaf.tc[0].id, 10);
+	ck_assert_uint_eq(leaf_returns_to, f.after);
 	ck_assert(leaf_aligned);
 	ck_assert_uint_eq(tls->id, 10);
 	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
