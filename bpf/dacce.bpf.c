@@ -16,8 +16,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* The runtime's TLS layout this program reads (runtime/tls.h, DACCE_TLS_LAYOUT_VERSION 3). */
-#define TLS_LAYOUT_VERSION 3
+/* The runtime's TLS layout this program reads (runtime/tls.h, DACCE_TLS_LAYOUT_VERSION 4). */
+#define TLS_LAYOUT_VERSION 4
 struct dacce_tls_block {
 	__u64 id;
 	__u64 cc_top;
@@ -528,7 +528,7 @@ static void copy_tail_records(struct task_struct *task, __s64 tpoff,
 	for (__u32 i = 0; i < DACCE_BPF_TAIL_RECORDS && i < n; i++) {
 		__u64 rec = tls.tc_top - (n - i) * DACCE_BPF_TAIL_RECORD_SIZE;
 
-		/* frame and return_to are the record's last two words */
+		/* frame and return_to: the record's words at 24 and 32 (guard follows) */
 		if (bpf_probe_read_user(&ev->tail[i], sizeof(ev->tail[i]), (void *)(rec + 24)))
 			break;
 		ev->n_tail = i + 1;

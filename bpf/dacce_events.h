@@ -215,11 +215,11 @@ struct dacce_ev_sample {
 
 /*
  * Tail records copied per sample (runtime/tls.h's struct dacce_rt_tail_record,
- * 40 bytes): a frame that made a tail call has its return address replaced
+ * 48 bytes): a frame that made a tail call has its return address replaced
  * by the runtime's return stub, and the record keeps the real one.
  */
 #define DACCE_BPF_TAIL_RECORDS 64
-#define DACCE_BPF_TAIL_RECORD_SIZE 40
+#define DACCE_BPF_TAIL_RECORD_SIZE 48
 
 struct dacce_ev_tail {
 	__u64 frame;	 /* address of the return-address slot */

@@ -266,17 +266,20 @@ static void store_state(const struct parked *p)
 	move_handler_pcs(p->thread, tls->cc_base, (uint32_t)(tls->cc_top - tls->cc_base), st);
 	memcpy(tls->cc_base, st->cc, sizeof(*st->cc) * st->cc_depth);
 	for (uint32_t i = 0; i < st->tc_depth; i++) {
-		uint64_t return_to = 0;
+		uint64_t return_to = 0, guard = 0;
 
 		for (uint32_t k = 0; k < p->old_tc_depth && !return_to; k++)
-			if (p->old_tc[k].frame == st->tc[i].frame)
+			if (p->old_tc[k].frame == st->tc[i].frame) {
 				return_to = p->old_tc[k].return_to;
+				guard = p->old_tc[k].guard; /* what its slot holds, as before */
+			}
 		tls->tc_base[i] = (struct dacce_rt_tail_record){
 			.id = st->tc[i].id,
 			.cc_top = tls->cc_base + st->tc[i].cc_depth,
 			.top_aux = st->tc[i].top_aux,
 			.frame = st->tc[i].frame,
 			.return_to = return_to,
+			.guard = guard,
 		};
 	}
 	tls->tc_top = tls->tc_base + st->tc_depth;

@@ -1573,12 +1573,22 @@ static int op_for_edge(uint32_t edge, struct dacce_rt_op *op)
 	return op_for_edge_in(rt.dict, edge, op);
 }
 
-/* The code of edge now returns to after (0: a tail jump, which returns through the tail stub). */
-static void set_edge_return(uint32_t edge, uintptr_t after)
+/*
+ * The code of edge, entered at entry, now returns to after (0: a tail jump,
+ * which returns through the tail stub, or to its own return point when it
+ * calls on: tail.h).
+ */
+static void set_edge_return(uint32_t edge, uintptr_t entry, uintptr_t after)
 {
-	if (edge < RT_MAX_COUNTED_EDGES)
-		__atomic_store_n(&rt.edge_returns[edge], after ? after : rt.tail_stub,
-				 __ATOMIC_RELEASE);
+	uintptr_t tail_after = 0;
+	uint32_t offset;
+
+	if (edge >= RT_MAX_COUNTED_EDGES)
+		return;
+	if (!after && dacce_hashmap_get(&rt.tail_return_of, entry, &offset) == 0)
+		tail_after = entry + offset;
+	__atomic_store_n(&rt.edge_returns[edge], after ? after : rt.tail_stub, __ATOMIC_RELEASE);
+	__atomic_store_n(&rt.edge_tail_returns[edge], tail_after, __ATOMIC_RELEASE);
 }
 
 /*
@@ -1665,7 +1675,7 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 	struct dacce_rt_op op = *with;
 	struct x86_buf b;
 	uint8_t *write;
-	bool tail = dacce_site_kind_is_tail(site->scan.kind);
+	bool tail = dacce_site_kind_is_tail(site->scan.kind), leaf;
 	size_t max = tail ? DACCE_TAIL_TRAMP_MAX : DACCE_TRAMP_CALL_MAX;
 	int err;
 
@@ -1680,9 +1690,10 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 	rt.n_trampolines++;
 	*after = 0;
 	slot = through_slot(site, target, start, max);
-	if (tail && op.kind == DACCE_RT_OP_ADD && (rt.graph->edges[edge].flags & DACCE_EDGE_LEAF)) {
-		err = dacce_tail_emit_leaf_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, slot,
-						      entry, &tail_return);
+	leaf = (rt.graph->edges[edge].flags & DACCE_EDGE_LEAF) != 0;
+	if (tail && op.kind != DACCE_RT_OP_NONE && (leaf || rt.tail_call_shape)) {
+		err = dacce_tail_emit_call_trampoline(&b, rt.tpoff, &op, leaf, rt.tail_stub, target,
+						      slot, entry, &tail_return);
 	} else if (tail) {
 		err = dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, slot, entry);
 	} else if (slot) {
@@ -1710,9 +1721,13 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 						    *after ? site->scan.addr + site->scan.len : 0);
 	if (err)
 		return err;
-	if (tail_return)
-		err = note_tail_return(edge, start, tail_return, b.addr + b.len, site->scan.addr);
-	else if (tail)
+	if (tail_return) {
+		err = dacce_hashmap_put(&rt.tail_return_of, *entry, (uint32_t)(tail_return - *entry));
+		if (!err)
+			err = note_tail_return(edge, start, tail_return, b.addr + b.len, site->scan.addr);
+		if (err)
+			return err;
+	} else if (tail)
 		name_code("tail", &b, site->scan.addr);
 	else /* on the caller's frame, as at the call */
 		rt_code_returned_to("call", b.addr, b.len, site->scan.addr, site->scan.addr);
@@ -1807,7 +1822,7 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 		site->tramp_after = after;
 		site->edge = edge;
 		site->op = op;
-		set_edge_return(edge, after);
+		set_edge_return(edge, tramp, after);
 	}
 	tramp = site->tramp;
 	errno = saved_errno; /* before leaving runtime code: __errno_location is libc's */
@@ -1862,7 +1877,7 @@ static int trampoline_for_target(uint32_t index, uintptr_t target, uintptr_t *tr
 	site->by_target[site->n_by_target++] = (struct branch_tramp){
 		.target = target, .tramp = *tramp, .after = after, .edge = edge, .op = op,
 	};
-	set_edge_return(edge, after);
+	set_edge_return(edge, *tramp, after);
 	/* From now on its counted targets may get hot: rt_reorder_dispatch looks at it. */
 	if (site->dispatched && site->n_by_target == DISPATCH_UNCOUNTED + 1)
 		note_reorder_candidate(index); /* without memory, its code keeps its order */
@@ -2538,7 +2553,7 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 			site->tramp = p->entry;
 			site->tramp_after = p->after;
 			site->op = p->op;
-			set_edge_return(site->edge, p->after);
+			set_edge_return(site->edge, p->entry, p->after);
 			if (!err)
 				err = point_site(&writes, site, p->entry);
 		} else if (p->slot == PLAN_DISPATCH) {
@@ -2558,7 +2573,7 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 			t->tramp = p->entry;
 			t->after = p->after;
 			t->op = p->op;
-			set_edge_return(t->edge, p->after);
+			set_edge_return(t->edge, p->entry, p->after);
 			if (site->table && dacce_lookup_get(site->table, t->target))
 				dacce_lookup_set(site->table, t->target, p->entry);
 			if (!err && site->promoted)
@@ -2695,8 +2710,12 @@ static bool called_through_top(const struct dacce_tls *tls, uintptr_t ret)
 	if (tls->cc_top == tls->cc_base)
 		return false;
 	edge = tls->cc_top[-1].edge;
+	if (edge < RT_MAX_COUNTED_EDGES &&
+	    __atomic_load_n(&rt.edge_returns[edge], __ATOMIC_ACQUIRE) == ret)
+		return true;
+	/* A tail call that called on returns to its trampoline's return point (tail.h). */
 	return edge < RT_MAX_COUNTED_EDGES &&
-	       __atomic_load_n(&rt.edge_returns[edge], __ATOMIC_ACQUIRE) == ret;
+	       __atomic_load_n(&rt.edge_tail_returns[edge], __ATOMIC_ACQUIRE) == ret;
 }
 
 /* Marks are also found by where their setjmp returns: the return address and the stack pointer. */
@@ -3652,12 +3671,14 @@ static int build_tail_stub(void)
 
 static int reserve_edge_returns(void)
 {
-	void *p = mmap(NULL, RT_MAX_COUNTED_EDGES * sizeof(*rt.edge_returns), PROT_READ | PROT_WRITE,
+	size_t size = RT_MAX_COUNTED_EDGES * sizeof(*rt.edge_returns);
+	void *p = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		return -errno;
 	rt.edge_returns = p;
+	rt.edge_tail_returns = (uintptr_t *)((uint8_t *)p + size);
 	return 0;
 }
 
@@ -3975,12 +3996,14 @@ int dacce_rt_start(uintptr_t main_fn)
 {
 	struct dacce_encode_opts opts;
 	uint32_t main_edge;
-	const char *log = dacce_env("DACCE_LOG"), *count;
+	const char *log = dacce_env("DACCE_LOG"), *count, *tail_calls;
 	int err, perf_err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
 	count = dacce_env("DACCE_COUNT");
 	rt.counting = count && *count && strcmp(count, "0") != 0;
+	tail_calls = dacce_env("DACCE_TAIL_CALLS");
+	rt.tail_call_shape = !tail_calls || strcmp(tail_calls, "jump") != 0;
 	rt.graph = dacce_graph_new();
 	if (!rt.graph)
 		return -ENOMEM;
@@ -3990,6 +4013,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	dacce_hashmap_init(&rt.entry_site);
 	dacce_hashmap_init(&rt.return_edge);
 	dacce_hashmap_init(&rt.tail_returns);
+	dacce_hashmap_init(&rt.tail_return_of);
 	dacce_codecache_init(&rt.cache);
 	rt.tpoff = dacce_tls_tpoff();
 	/* Everything that may refuse the program comes before anything it could notice. */

@@ -85,7 +85,7 @@ void dacce_setjmp_again(void);
  */
 struct dacce_rt_signal_save {
 	struct dacce_cc_entry cc_slot;
-	uint8_t tc_slot[40];
+	uint8_t tc_slot[48];
 	bool over_code; /* it interrupted generated code half way (threads.h) */
 	uint64_t jump_sp; /* a longjmp under way in the interrupted code (tls.h) */
 };

@@ -115,6 +115,7 @@ struct rt_state {
 	bool enabled;
 	bool verbose;
 	bool counting; /* DACCE_COUNT: code counts calls and pushes in the TLS block */
+	bool tail_call_shape; /* tail calls that cost something call on (tail.h); DACCE_TAIL_CALLS=jump: they jump */
 	struct dacce_graph *graph;
 	struct dacce_dict *dict; /* the current epoch */
 	struct dacce_codecache cache;
@@ -148,8 +149,10 @@ struct rt_state {
 	struct dacce_hashmap entry_site; /* entry of a site's trampoline or dispatch code -> site */
 	/* every return point code was ever built with (old epochs' too) -> its edge (returns.c) */
 	struct dacce_hashmap return_edge;
-	/* return points of tail jumps to leaves (tail.h's leaf shape) -> edge: each works as the tail stub */
+	/* return points of tail trampolines that call on (tail.h) -> edge: each works as the tail stub */
 	struct dacce_hashmap tail_returns;
+	/* entry of a tail trampoline that calls on -> its return point's offset from the entry */
+	struct dacce_hashmap tail_return_of;
 	struct dacce_hashmap thunk_at;	      /* setjmp's return address -> index in thunks */
 	uintptr_t *thunks;
 	uint32_t n_thunks, cap_thunks;
@@ -161,6 +164,11 @@ struct rt_state {
 	 * without the lock (dacce_context_get); the array never moves.
 	 */
 	uintptr_t *edge_returns;
+	/*
+	 * Per edge: the return point of its tail trampoline in use when it calls
+	 * on (tail.h), else 0.  Read without the lock too.
+	 */
+	uintptr_t *edge_tail_returns;
 	uintptr_t tail_stub;
 	int32_t tpoff;
 	/* Counters for the exit summary. */

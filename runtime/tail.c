@@ -14,8 +14,9 @@
 #define REC_TOP_AUX ((int8_t)offsetof(struct dacce_rt_tail_record, top_aux))
 #define REC_FRAME ((int8_t)offsetof(struct dacce_rt_tail_record, frame))
 #define REC_RETURN ((int8_t)offsetof(struct dacce_rt_tail_record, return_to))
+#define REC_GUARD ((int8_t)offsetof(struct dacce_rt_tail_record, guard))
 
-_Static_assert(sizeof(struct dacce_rt_tail_record) == 40, "generated code assumes 40-byte records");
+_Static_assert(sizeof(struct dacce_rt_tail_record) == 48, "generated code assumes 48-byte records");
 
 /*
  * A jump that looks like a tail call may be a jump into a fragment of the
@@ -90,8 +91,26 @@ uintptr_t dacce_tail_emit_return_stub(struct x86_buf *b, int32_t tpoff)
 	return b->overflow ? 0 : start;
 }
 
-/* Pushes a record for the frame whose return-address slot is at %rcx; %r11 = tc_top. */
-static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_stub)
+/* Where the 8-byte immediate of the movabs about to be emitted will be: patched later. */
+static size_t next_movabs_imm(const struct x86_buf *b)
+{
+	return b->len + 2;
+}
+
+static void patch_imm64(struct x86_buf *b, size_t at, uint64_t value)
+{
+	if (b->overflow || at + 8 > b->len)
+		return;
+	for (int i = 0; i < 8; i++)
+		b->code[at + i] = (uint8_t)(value >> (8 * i));
+}
+
+/*
+ * Pushes a record for the frame whose return-address slot is at %rcx (%r11 =
+ * tc_top), whose guard is guard (or, with *guard_at, a placeholder patched
+ * later), and points the slot at the guard.
+ */
+static void emit_new_record(struct x86_buf *b, int32_t tpoff, uint64_t guard, size_t *guard_at)
 {
 	x86_label no_entries, stored;
 
@@ -110,32 +129,38 @@ static void emit_new_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_s
 	x86_store_rcx_at_r11(b, REC_FRAME);
 	x86_load_rax_from_rcx(b);
 	x86_store_rax_at_r11(b, REC_RETURN);
-	/* Record complete before it is published, published before the slot points at the stub. */
+	if (guard_at)
+		*guard_at = next_movabs_imm(b);
+	x86_movabs_rax(b, guard);
+	x86_store_rax_at_r11(b, REC_GUARD);
+	/* Record complete before it is published, published before the slot holds its guard. */
 	x86_add_r11_imm8(b, RECORD);
 	x86_mov_r11_to_fs(b, field(tpoff, DACCE_TLS_TC_TOP));
-	x86_movabs_rax(b, return_stub);
 	x86_store_rax_at_rcx(b);
 }
 
 /*
  * Looks for the record of the frame whose return-address slot is at %rcx
  * (%r11 = tc_top after).  Falls through when the frame has one (the top
- * record names the slot and the slot holds the stub); jumps to *stale when
- * the top record names the slot but belongs to a dead frame (%r11 at it
- * then means reuse it), to *none when there is none.  Uses %rax.
+ * record names the slot and the slot holds the record's guard), with %rax =
+ * what the slot holds; jumps to *stale when the top record names the slot
+ * but belongs to a dead frame (%r11 - RECORD at it then means reuse it), to
+ * *none when there is none.
  */
-static void emit_find_record(struct x86_buf *b, int32_t tpoff, uintptr_t return_stub,
-			     x86_label *none, x86_label *other_frame, x86_label *stale)
+static void emit_find_record(struct x86_buf *b, int32_t tpoff, bool near, x86_label *none,
+			     x86_label *other_frame, x86_label *stale)
 {
+	x86_label (*jcc)(struct x86_buf *, enum x86_cond) = near ? x86_jcc_near : x86_jcc_short;
+
 	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
 	x86_cmp_fs_with_r11(b, field(tpoff, DACCE_TLS_TC_BASE));
-	*none = x86_jcc_short(b, X86_JE);
+	*none = jcc(b, X86_JE);
 	x86_cmp_rcx_with_r11_mem(b, REC_FRAME - RECORD);
-	*other_frame = x86_jcc_short(b, X86_JNE);
-	/* Same slot: the record is this frame's only if the slot still holds the stub. */
-	x86_movabs_rax(b, return_stub);
-	x86_cmp_rax_with_rcx_mem(b);
-	*stale = x86_jcc_short(b, X86_JNE);
+	*other_frame = jcc(b, X86_JNE);
+	/* Same slot: the record is this frame's only if the slot still holds its guard. */
+	x86_load_rax_from_rcx(b);
+	x86_cmp_rax_with_r11_mem(b, REC_GUARD - RECORD);
+	*stale = jcc(b, X86_JNE);
 }
 
 /* To target, through slot when not 0: a jump, or a call. */
@@ -149,6 +174,15 @@ static void go_on(struct x86_buf *b, uintptr_t slot, uintptr_t target, bool call
 		x86_call(b, target);
 	else
 		x86_jmp(b, target);
+}
+
+/* Counted for the policy (push code counts itself); %r11 and the flags are free. */
+static void emit_hits(struct x86_buf *b, const struct dacce_rt_op *op)
+{
+	if (op->hits && op->kind == DACCE_RT_OP_ADD) {
+		x86_movabs_r11(b, (uintptr_t)op->hits);
+		x86_inc64_at_r11(b);
+	}
 }
 
 int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
@@ -179,19 +213,15 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_push_rcx(b);
 	x86_push_r11(b);
 	x86_lea_rcx_rsp32(b, SAVED + RED_ZONE); /* the frame's return-address slot */
-	emit_find_record(b, tpoff, return_stub, &empty, &other_frame, &stale);
+	emit_find_record(b, tpoff, false, &empty, &other_frame, &stale);
 	have_record = x86_jmp_short(b);
 	x86_bind(b, stale);
 	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
 	x86_bind(b, empty);
 	x86_bind(b, other_frame);
-	emit_new_record(b, tpoff, return_stub);
+	emit_new_record(b, tpoff, return_stub, NULL);
 	x86_bind(b, have_record);
-	if (op->hits && op->kind == DACCE_RT_OP_ADD) {
-		/* Counted for the policy (push code counts itself); %r11 and the flags are saved. */
-		x86_movabs_r11(b, (uintptr_t)op->hits);
-		x86_inc64_at_r11(b);
-	}
+	emit_hits(b, op);
 	dacce_emit_before(b, tpoff, op);
 
 	x86_pop_r11(b);
@@ -203,51 +233,103 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	return b->overflow ? -ENOSPC : 0;
 }
 
-/* Red-zone slots of the leaf shape's entry (dead at a tail jump out of the function). */
-#define LEAF_RAX (-16)
-#define LEAF_RCX (-24)
+/*
+ * Red-zone slots of the leaf shape's entry (dead at a tail jump to another
+ * module's function), below those the operation's own code spills to (ops.c:
+ * an En past 32 bits takes %r11 through -24, which overwrote the kept %rcx).
+ */
+#define LEAF_RAX (-40)
+#define LEAF_RCX (-48)
+#define LEAF_R11 (-56)
 
-int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
-				    uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
-				    uintptr_t *entry, uintptr_t *after)
+/* Saves what the call shape uses and sets %rcx to the frame's return-address slot. */
+static void call_shape_enter(struct x86_buf *b, bool leaf)
 {
-	x86_label empty, other_frame, stale, have_record, fatal;
-	uintptr_t slot = target_slot;
+	if (leaf) {
+		x86_spill_rax(b, LEAF_RAX);
+		x86_spill_rcx(b, LEAF_RCX);
+		x86_spill_r11(b, LEAF_R11);
+		x86_lea_rcx_rsp(b, 0);
+		return;
+	}
+	x86_lea_rsp(b, -RED_ZONE);
+	x86_save_flags(b);
+	x86_push_rax(b);
+	x86_push_rcx(b);
+	x86_push_r11(b);
+	x86_lea_rcx_rsp32(b, SAVED + RED_ZONE);
+}
 
-	if (op->kind != DACCE_RT_OP_ADD)
+/* Puts back what call_shape_enter saved: %rsp at the slot again. */
+static void call_shape_leave(struct x86_buf *b, bool leaf)
+{
+	if (leaf) {
+		x86_reload_r11(b, LEAF_R11);
+		x86_reload_rcx(b, LEAF_RCX);
+		x86_reload_rax(b, LEAF_RAX);
+		return;
+	}
+	x86_pop_r11(b);
+	x86_pop_rcx(b);
+	x86_pop_rax(b);
+	x86_restore_flags(b);
+	x86_lea_rsp(b, RED_ZONE);
+}
+
+int dacce_tail_emit_call_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+				    bool leaf, uintptr_t return_stub, uintptr_t target,
+				    uintptr_t target_slot, uintptr_t *entry, uintptr_t *after)
+{
+	x86_label empty, other_frame, stale, stub_held, record_kept, fatal;
+	uintptr_t slot = target_slot;
+	size_t new_guard_at, kept_guard_at;
+
+	if (op->kind == DACCE_RT_OP_NONE)
 		return -EINVAL;
 	if (!slot && !x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
 		slot = x86_literal64(b, target);
 	*entry = b->addr + b->len;
+	call_shape_enter(b, leaf);
+	emit_find_record(b, tpoff, true, &empty, &other_frame, &stale);
 	/*
-	 * A jump to another function's entry: flags, %r11 and the red zone are
-	 * dead (the frame it leaves is gone), %rax (a variadic callee's count of
-	 * vector arguments) and %rcx (an argument) are kept.
+	 * The frame holds its record (it tail-called before).  With the stub in
+	 * its slot, this call's return point takes the stub's place; with another
+	 * trampoline's return point there, the return stack holds that one: the
+	 * callee returns to it, jumped to.
 	 */
-	x86_spill_rax(b, LEAF_RAX);
-	x86_spill_rcx(b, LEAF_RCX);
-	x86_lea_rcx_rsp(b, 0); /* the frame's return-address slot */
-	emit_find_record(b, tpoff, return_stub, &empty, &other_frame, &stale);
-	/*
-	 * The frame made a tail call before and holds its record: the state to
-	 * put back at its return is already there, and its slot holds the stub,
-	 * which the call below replaces as it would the return address.
-	 */
-	have_record = x86_jmp_short(b);
-	x86_bind(b, stale);
-	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
-	x86_bind(b, empty);
-	x86_bind(b, other_frame);
-	emit_new_record(b, tpoff, return_stub);
-	x86_bind(b, have_record);
+	x86_movabs_r11(b, return_stub);
+	x86_cmp_rax_with_r11(b);
+	stub_held = x86_jcc_near(b, X86_JE);
+	emit_hits(b, op);
 	dacce_emit_before(b, tpoff, op);
-	x86_reload_rcx(b, LEAF_RCX);
-	x86_reload_rax(b, LEAF_RAX);
+	call_shape_leave(b, leaf);
+	go_on(b, slot, target, false);
+
+	x86_bind_near(b, stub_held);
+	x86_mov_fs_to_r11(b, field(tpoff, DACCE_TLS_TC_TOP));
+	kept_guard_at = next_movabs_imm(b);
+	x86_movabs_rax(b, 0);
+	x86_store_rax_at_r11(b, REC_GUARD - RECORD);
+	x86_store_rax_at_rcx(b);
+	record_kept = x86_jmp_short(b);
+
+	x86_bind_near(b, stale);
+	x86_add_r11_imm8(b, -RECORD); /* a dead frame's record at this slot: reuse it */
+	x86_bind_near(b, empty);
+	x86_bind_near(b, other_frame);
+	emit_new_record(b, tpoff, 0, &new_guard_at);
+	x86_bind(b, record_kept);
+	emit_hits(b, op);
+	dacce_emit_before(b, tpoff, op);
+	call_shape_leave(b, leaf);
 	/* The return address lives in the record now; the call puts ours in its slot. */
 	x86_lea_rsp(b, 8);
 	go_on(b, slot, target, true);
 
+	/* Last: the return point's code runs to the end of the piece (returns.h, gdbjit.h). */
 	*after = b->addr + b->len;
+	patch_imm64(b, new_guard_at, *after);
+	patch_imm64(b, kept_guard_at, *after);
 	fatal = emit_restore_record(b, tpoff);
 	x86_spill_rcx(b, -8); /* back in its slot, for a predicted return */
 	x86_reload_rcx(b, STUB_RCX);

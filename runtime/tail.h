@@ -13,6 +13,7 @@
 #ifndef DACCE_RT_TAIL_H
 #define DACCE_RT_TAIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,7 +21,7 @@
 #include "x86.h"
 
 #define DACCE_TAIL_STUB_MAX 160
-#define DACCE_TAIL_TRAMP_MAX 448
+#define DACCE_TAIL_TRAMP_MAX 1024
 
 /*
  * The return stub, once per process.  Records whose slot is not the one the
@@ -49,24 +50,32 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 			       uintptr_t *entry);
 
 /*
- * The shape of a tail jump to a leaf (a library function that calls nothing
- * instrumented, leaves.h) whose edge costs something (an ADD: leaf edges
- * are never free).  Through the stub, the leaf's return was mispredicted
- * every time (the stub is not where the return stack says) and so was the
- * stub's jump on.  Here, when the frame has no record yet, the trampoline
- * makes one, takes the return address off the stack into it and calls the
- * leaf, whose return comes back to *after, predicted: that code restores the
- * record as the stub does, puts the return address back in its slot and
- * returns through it, predicted too.  While the leaf runs, its slot holds
- * *after instead of the stub: every stack walker treats both alike
- * (returns.h).  The stack the leaf sees is the native one.  A frame that
- * holds a record already (it made a tail call before) keeps it (it holds
- * the state of the frame's return) and calls the leaf the same way: its slot
- * held the stub.  Sets *entry and *after.  Returns 0, -EINVAL for another
- * operation, or -ENOSPC.
+ * The call shape of a tail call that costs something (an ADD or a PUSH).
+ * Through the stub, the callee's return was mispredicted every time (the
+ * stub is not where the return stack says) and so was the stub's jump on,
+ * since one jump serves every frame.  Here, when the frame has no record
+ * yet, the trampoline makes one, takes the return address off the stack
+ * into it and calls the callee, whose return comes back to *after,
+ * predicted: that code restores the record as the stub does, puts the
+ * return address back in its slot and returns through it, predicted too.
+ * While the callee runs, its slot holds *after instead of the stub: every
+ * stack walker treats both alike (returns.h), and the record's guard says
+ * which one the slot holds.  The stack the callee sees is the native one.
+ * A frame that holds a record already (it tail-called before) keeps it (it
+ * holds the state of the frame's return): with the stub in its slot, the
+ * call takes the stub's place; with another trampoline's return point
+ * there, the callee is jumped to and returns to that one, which the return
+ * stack holds.  So a frame's tail calls stack one return address at most,
+ * however many it makes.  A leaf (a library function that calls nothing
+ * instrumented, leaves.h) is entered at its entry from another module:
+ * flags, %r11 and the red zone are dead there, and leaf code leaves them
+ * alone.  Otherwise the jump may enter a fragment of the function it left,
+ * where they can be live: they are kept, and %r11 too (a caller that knows
+ * its callees may keep a value there: ops.h).  Sets *entry and *after.
+ * Returns 0, -EINVAL for an operation that costs nothing, or -ENOSPC.
  */
-int dacce_tail_emit_leaf_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
-				    uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
-				    uintptr_t *entry, uintptr_t *after);
+int dacce_tail_emit_call_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
+				    bool leaf, uintptr_t return_stub, uintptr_t target,
+				    uintptr_t target_slot, uintptr_t *entry, uintptr_t *after);
 
 #endif

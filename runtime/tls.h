@@ -13,7 +13,7 @@
 
 #include "machine.h"
 
-#define DACCE_TLS_LAYOUT_VERSION 3
+#define DACCE_TLS_LAYOUT_VERSION 4
 
 /* A tail record as generated code keeps it (machine.h's dacce_tc_entry, with pointers). */
 struct dacce_rt_tail_record {
@@ -23,6 +23,12 @@ struct dacce_rt_tail_record {
 	uint32_t reserved;
 	uint64_t frame;	      /* address of the return-address slot it guards */
 	uint64_t return_to;   /* the return address it replaced */
+	/*
+	 * What the slot holds while the frame lives: the return stub, or the
+	 * return point of the tail trampoline that called on (tail.h).  A
+	 * record whose slot holds anything else is a dead frame's.
+	 */
+	uint64_t guard;
 };
 
 struct dacce_tls {

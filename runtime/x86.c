@@ -313,6 +313,13 @@ void x86_load_rsi_from_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_WB, 0
 void x86_load_ecx_from_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0x8b, RCX, disp); }
 void x86_store_ecx_at_r11(struct x86_buf *b, int8_t disp) { r11_op(b, REX_B, 0x89, RCX, disp); }
 
+void x86_cmp_rax_with_r11(struct x86_buf *b)
+{
+	uint8_t insn[] = { REX_WR, 0x39, 0xd8 }; /* cmp %r11, %rax */
+
+	emit(b, insn, sizeof(insn));
+}
+
 void x86_lea_rcx_rsp(struct x86_buf *b, int8_t disp)
 {
 	uint8_t insn[] = { REX_W, 0x8d, MODRM_RSP_D8(RCX), SIB_RSP, (uint8_t)disp };

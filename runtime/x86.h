@@ -90,6 +90,7 @@ void x86_cmp_rax_with_rsp_mem(struct x86_buf *b);  /* flags of [rsp] - rax */
 void x86_store_rsp_at_r11(struct x86_buf *b, int8_t disp);
 void x86_cmp_rsp_with_r11_mem(struct x86_buf *b, int8_t disp); /* flags of [r11+disp] - rsp */
 void x86_cmp_rcx_with_r11_mem(struct x86_buf *b, int8_t disp); /* flags of [r11+disp] - rcx */
+void x86_cmp_rax_with_r11(struct x86_buf *b); /* flags of rax - r11 */
 void x86_lea_rcx_rsp(struct x86_buf *b, int8_t disp);	       /* lea disp(%rsp), %rcx */
 void x86_load_ecx_from_rax(struct x86_buf *b, int8_t disp);
 void x86_load_ecx_from_r11(struct x86_buf *b, int8_t disp);

@@ -27,8 +27,8 @@
 #include "tramp.h"
 
 long tail_probe(long x);
-long leaf_probe(long x);
-extern char tail_a[], tail_b[], tail_c[], tail_leaf[];
+long leaf_probe(long x, long b, long c, long d);
+extern char tail_a[], tail_b[], tail_c[], tail_leaf[], frag_caller[], frag_jump[], frag[];
 
 /* Two 5-byte tail jumps in one frame: tail_a -> tail_b -> tail_probe. */
 __asm__(".text\n"
@@ -39,7 +39,18 @@ __asm__(".text\n"
 	"tail_c:\n"
 	"\t.byte 0xe9\n\t.long tail_leaf - (. + 4)\n"
 	"tail_leaf:\n"
-	"\t.byte 0xe9\n\t.long leaf_probe - (. + 4)\n");
+	"\t.byte 0xe9\n\t.long leaf_probe - (. + 4)\n"
+	/* A frameless function jumping on with live flags and red zone, as into its own fragment. */
+	"frag_caller:\n"
+	"\tmov %rdi, -8(%rsp)\n"
+	"\tcmp $5, %rdi\n"
+	"frag_jump:\n"
+	"\t.byte 0xe9\n\t.long frag - (. + 4)\n"
+	"frag:\n"
+	"\tsetb %al\n"
+	"\tmovzbl %al, %eax\n"
+	"\tadd -8(%rsp), %rax\n"
+	"\tret\n");
 
 #define MAX_ID 1000u
 
@@ -51,6 +62,9 @@ struct snapshot {
 };
 
 static struct snapshot in_probe;
+static uintptr_t probe_returns_to;
+/* The fixture's trampolines: the jump shape, or the call shape (set per loop iteration). */
+static bool call_shape;
 static struct dacce_rt_tail_record fake_deeper_record;
 static bool probe_leaves_a_dead_record;
 static jmp_buf escape;
@@ -73,6 +87,7 @@ __attribute__((noinline, used)) long tail_probe(long x)
 	struct dacce_tls *tls = dacce_tls_self();
 
 	take_snapshot(&in_probe);
+	probe_returns_to = (uintptr_t)__builtin_return_address(0);
 	if (probe_leaves_a_dead_record) {
 		/* As if a deeper frame tail-called and was then skipped by a longjmp. */
 		fake_deeper_record.frame = (uint64_t)(uintptr_t)__builtin_frame_address(0) - 4096;
@@ -96,6 +111,7 @@ struct fixture {
 	struct dacce_cc_entry cc[16];
 	struct dacce_rt_tail_record tc[16];
 	uint8_t native_a[5], native_b[5];
+	uintptr_t stub, after_a; /* where tail_a's callee returns to */
 };
 
 static uintptr_t emit_into_cache(struct dacce_codecache *cache, size_t max, uintptr_t near,
@@ -124,7 +140,7 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 			 const struct dacce_rt_op *op_b)
 {
 	struct x86_buf b;
-	uintptr_t stub, tramp_a, tramp_b, near = (uintptr_t)tail_a;
+	uintptr_t stub, tramp_a, tramp_b, after_b, near = (uintptr_t)tail_a;
 	struct dacce_tls *tls = dacce_tls_self();
 
 	memset(f, 0, sizeof(*f));
@@ -134,12 +150,23 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 	memcpy(f->native_b, tail_b, 5);
 	stub = emit_into_cache(&f->cache, DACCE_TAIL_STUB_MAX, near, &b);
 	ck_assert_uint_eq(dacce_tail_emit_return_stub(&b, dacce_tls_tpoff()), stub);
+	f->stub = f->after_a = stub;
 	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
-	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_a, stub,
-						    (uintptr_t)tail_b, 0, &tramp_a), 0);
+	if (call_shape)
+		ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_a, false, stub,
+								 (uintptr_t)tail_b, 0, &tramp_a,
+								 &f->after_a), 0);
+	else
+		ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_a, stub,
+							    (uintptr_t)tail_b, 0, &tramp_a), 0);
 	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
-	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_b, stub,
-						    (uintptr_t)&tail_probe, 0, &tramp_b), 0);
+	if (call_shape)
+		ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_b, false, stub,
+								 (uintptr_t)&tail_probe, 0, &tramp_b,
+								 &after_b), 0);
+	else
+		ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_b, stub,
+							    (uintptr_t)&tail_probe, 0, &tramp_b), 0);
 	patch_jump((uintptr_t)tail_a, tramp_a);
 	patch_jump((uintptr_t)tail_b, tramp_b);
 	tls->cc_base = tls->cc_top = f->cc;
@@ -199,6 +226,7 @@ START_TEST(test_two_tail_calls_in_one_frame)
 	struct dacce_state st;
 	uint32_t root, back, first, fresh;
 
+	call_shape = _i != 0;
 	/* Edges of both pushed kinds: a new one (no compression), a back edge (compression). */
 	tg_init(&tg);
 	root = tg_root(&tg, "main");
@@ -228,6 +256,12 @@ START_TEST(test_two_tail_calls_in_one_frame)
 
 	ck_assert_int_eq(call_tail_a(14), 42);
 	assert_snapshot_is(&in_probe, &st);
+	/*
+	 * The first tail call's return point (the call shape) or the stub: the
+	 * second tail call jumps, and the callee returns where the first put.
+	 */
+	ck_assert_uint_eq(probe_returns_to, f.after_a);
+	ck_assert(call_shape == (f.after_a != f.stub));
 	/* Back in the caller: exactly as before the tail calls. */
 	ck_assert_int_eq(dacce_op_frame_exit(&st, 1), 0);
 	ck_assert_uint_eq(tls->id, st.id);
@@ -247,6 +281,7 @@ START_TEST(test_return_restores_a_bumped_count)
 	struct dacce_rt_op a = { .kind = DACCE_RT_OP_ADD, .en = 5 }, b = push_op(6, true);
 	struct dacce_tls *tls;
 
+	call_shape = _i != 0;
 	fixture_init(&f, &a, &b);
 	tls = dacce_tls_self();
 	tls->id = 10;
@@ -269,6 +304,7 @@ START_TEST(test_records_of_skipped_frames_are_dropped)
 	struct dacce_rt_op a = push_op(5, false), b = push_op(6, false);
 	struct dacce_tls *tls;
 
+	call_shape = _i != 0;
 	fixture_init(&f, &a, &b);
 	tls = dacce_tls_self();
 	tls->id = 7;
@@ -303,11 +339,19 @@ END_TEST
 static struct snapshot in_leaf;
 static uintptr_t leaf_returns_to;
 static bool leaf_aligned, leaf_escapes;
+/* The leaf's arguments past the first: %rsi, %rdx, %rcx (the trampoline's own scratch). */
+static long leaf_args[3];
+#define ARG2 0x2222
+#define ARG3 0x3333
+#define ARG4 0x4444
 
-__attribute__((noinline, used)) long leaf_probe(long x)
+__attribute__((noinline, used)) long leaf_probe(long x, long b, long c, long d)
 {
 	char text[32];
 
+	leaf_args[0] = b;
+	leaf_args[1] = c;
+	leaf_args[2] = d;
 	take_snapshot(&in_leaf);
 	leaf_returns_to = (uintptr_t)__builtin_return_address(0);
 	/* At entry %rsp + 8 is 16-aligned: the frame's address is too. */
@@ -320,7 +364,7 @@ __attribute__((noinline, used)) long leaf_probe(long x)
 
 static __attribute__((noinline)) long call_through(const char *code, long x)
 {
-	long r = ((long (*)(long))(uintptr_t)code)(x);
+	long r = ((long (*)(long, long, long, long))(uintptr_t)code)(x, ARG2, ARG3, ARG4);
 
 	__asm__ volatile("" ::: "memory"); /* a real call, not a tail jump */
 	return r;
@@ -352,7 +396,7 @@ static void leaf_fixture_init(struct leaf_fixture *f, const struct dacce_rt_op *
 	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_c, f->stub,
 						    (uintptr_t)tail_leaf, 0, &tramp_c), 0);
 	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
-	ck_assert_int_eq(dacce_tail_emit_leaf_trampoline(&b, dacce_tls_tpoff(), op_leaf, f->stub,
+	ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_leaf, true, f->stub,
 							 (uintptr_t)&leaf_probe, 0, &tramp_leaf,
 							 &f->after), 0);
 	patch_jump((uintptr_t)tail_c, tramp_c);
@@ -403,6 +447,35 @@ START_TEST(test_leaf_returns_to_the_trampoline)
 }
 END_TEST
 
+/*
+ * An En past 32 bits takes a scratch register through the red zone: it must
+ * not land where the trampoline keeps %rcx, the leaf's fourth argument.
+ */
+START_TEST(test_leaf_keeps_its_arguments_with_a_wide_en)
+{
+	struct leaf_fixture f;
+	struct dacce_rt_op c = { .kind = DACCE_RT_OP_ADD, .en = 7 },
+			   leaf = { .kind = DACCE_RT_OP_ADD, .en = 1ull << 40 };
+	struct dacce_tls *tls;
+
+	leaf_fixture_init(&f, &c, &leaf);
+	tls = dacce_tls_self();
+	tls->id = 10;
+	for (int path = 0; path < 2; path++) {
+		memset(leaf_args, 0, sizeof(leaf_args));
+		/* Without a record first, then with the one tail_c's tail call left. */
+		ck_assert_int_eq(call_through(path ? tail_c : tail_leaf, 4), 12);
+		ck_assert_uint_eq(in_leaf.id, 10 + (path ? 7 : 0) + (1ull << 40));
+		ck_assert_int_eq(leaf_args[0], ARG2);
+		ck_assert_int_eq(leaf_args[1], ARG3);
+		ck_assert_int_eq(leaf_args[2], ARG4);
+		ck_assert_uint_eq(tls->id, 10);
+		ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+	}
+	leaf_fixture_fini(&f);
+}
+END_TEST
+
 START_TEST(test_leaf_record_left_by_a_longjmp_is_reused)
 {
 	struct leaf_fixture f;
@@ -428,15 +501,62 @@ START_TEST(test_leaf_record_left_by_a_longjmp_is_reused)
 }
 END_TEST
 
+static __attribute__((noinline)) long call_frag_caller(long x)
+{
+	long r = ((long (*)(long))(uintptr_t)frag_caller)(x);
+
+	__asm__ volatile("" ::: "memory"); /* a real call, not a tail jump */
+	return r;
+}
+
+/*
+ * A jump that looks like a tail call may enter a fragment of the function it
+ * leaves, with its flags and red zone live: the call shape keeps both (the
+ * fragment reads the carry and a red-zone word), and the fragment returns
+ * through the trampoline's return point with the state put back.
+ */
+START_TEST(test_call_shape_keeps_flags_and_red_zone)
+{
+	struct dacce_codecache cache;
+	struct dacce_cc_entry cc[4];
+	struct dacce_rt_tail_record tc[4];
+	struct dacce_rt_op op = { .kind = DACCE_RT_OP_ADD, .en = 9 };
+	uint8_t native[5];
+	uintptr_t stub, tramp, after, near = (uintptr_t)frag_jump;
+	struct x86_buf b;
+	struct dacce_tls *tls = dacce_tls_self();
+
+	ck_assert_int_eq(dacce_patch_init(), 0);
+	dacce_codecache_init(&cache);
+	memcpy(native, frag_jump, 5);
+	stub = emit_into_cache(&cache, DACCE_TAIL_STUB_MAX, near, &b);
+	ck_assert_uint_eq(dacce_tail_emit_return_stub(&b, dacce_tls_tpoff()), stub);
+	emit_into_cache(&cache, DACCE_TAIL_TRAMP_MAX, near, &b);
+	ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), &op, false, stub,
+							 (uintptr_t)frag, 0, &tramp, &after), 0);
+	patch_jump((uintptr_t)frag_jump, tramp);
+	tls->cc_base = tls->cc_top = cc;
+	tls->tc_base = tls->tc_top = tc;
+	tls->id = 4;
+	ck_assert_int_eq(call_frag_caller(3), 4); /* carry set, 3 from the red zone */
+	ck_assert_int_eq(call_frag_caller(7), 7);
+	ck_assert_uint_eq(tls->id, 4);
+	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
+	put_back(&cache, frag_jump, native, frag_jump, native);
+}
+END_TEST
+
 static Suite *tail_suite(void)
 {
 	Suite *s = suite_create("rt_tail");
 	TCase *tc = tcase_create("tail");
 
-	tcase_add_test(tc, test_two_tail_calls_in_one_frame);
-	tcase_add_test(tc, test_return_restores_a_bumped_count);
-	tcase_add_test(tc, test_records_of_skipped_frames_are_dropped);
+	tcase_add_loop_test(tc, test_two_tail_calls_in_one_frame, 0, 2);
+	tcase_add_loop_test(tc, test_return_restores_a_bumped_count, 0, 2);
+	tcase_add_loop_test(tc, test_records_of_skipped_frames_are_dropped, 0, 2);
 	tcase_add_test(tc, test_leaf_returns_to_the_trampoline);
+	tcase_add_test(tc, test_leaf_keeps_its_arguments_with_a_wide_en);
+	tcase_add_test(tc, test_call_shape_keeps_flags_and_red_zone);
 	tcase_add_test(tc, test_leaf_record_left_by_a_longjmp_is_reused);
 	suite_add_tcase(s, tc);
 	return s;

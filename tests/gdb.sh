@@ -159,19 +159,25 @@ if gcc -O2 -g -fno-inline -o "$work/plain" "$work/plain.c"; then
 		fail "bt without the script, run from gdb: [$got]"
 	fi
 	# A frame that made a tail call that costs something (every edge stays pushed with
-	# DACCE_EPOCHS=0) returns through the tail stub: named, and the walk ends there, cleanly
-	# (the return address it stands for is in the thread's tail records). The stub starts a
-	# byte into its piece: gdb looks a return address up one byte back.
+	# DACCE_EPOCHS=0) returns to its tail trampoline's return point, or through the tail stub
+	# with DACCE_TAIL_CALLS=jump: named, and the walk ends there, cleanly (the return address
+	# it stands for is in the thread's tail records). Each starts a byte into its piece: gdb
+	# looks a return address up one byte back.
 	if [ -x "$work/bt" ]; then
-		gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
-			-ex 'set environment DACCE_EPOCHS=0' -ex 'break stop_here' -ex run -ex bt \
-			-ex kill "$work/bt" >"$work/plain.tail" 2>&1
-		got=$(plain_frames "$work/plain.tail")
-		if echo "$got" | grep -qE "^stop_here dacce:call@leaf\\+$off dacce:tail_call_return $"; then
-			pass "bt without the script through a tail call: ends at the tail stub, named"
-		else
-			fail "bt without the script through a tail call: [$got]"
-		fi
+		for shape in call jump; do
+			gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+				-ex 'set environment DACCE_EPOCHS=0' \
+				-ex "set environment DACCE_TAIL_CALLS=$shape" -ex 'break stop_here' -ex run \
+				-ex bt -ex kill "$work/bt" >"$work/plain.tail" 2>&1
+			got=$(plain_frames "$work/plain.tail")
+			want=tail_return
+			[ $shape = jump ] && want=tail_call_return
+			if echo "$got" | grep -qE "^stop_here dacce:call@leaf\\+$off dacce:$want $"; then
+				pass "bt without the script through a tail call ($shape): ends at dacce:$want, named"
+			else
+				fail "bt without the script through a tail call ($shape): [$got]"
+			fi
+		done
 	fi
 	rm -f "$work/napping"
 	LD_PRELOAD=$lib "$work/plain" "$work/napping" >/dev/null 2>&1 &

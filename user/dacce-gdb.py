@@ -33,8 +33,8 @@ TABLE_SYMBOL = "dacce_debug_returns"
 TABLE_FORMAT = "<IIQQqIII4xQ"
 # struct dacce_tls: id, cc_top, cc_base, tc_top, tc_base (tls.h)
 TLS_FORMAT = "<QQQQQ"
-# struct dacce_rt_tail_record: id, cc_top, top_aux, reserved, frame, return_to
-RECORD_FORMAT = "<QQIIQQ"
+# struct dacce_rt_tail_record: id, cc_top, top_aux, reserved, frame, return_to, guard
+RECORD_FORMAT = "<QQIIQQQ"
 RECORD_SIZE = struct.calcsize(RECORD_FORMAT)
 
 
