@@ -185,6 +185,49 @@ static void emit_hits(struct x86_buf *b, const struct dacce_rt_op *op)
 	}
 }
 
+/*
+ * Red-zone slots of the leaf shape's entry (dead at a tail jump to another
+ * module's function), below those the operation's own code spills to (ops.c:
+ * an En past 32 bits takes %r11 through -24, which overwrote the kept %rcx).
+ */
+#define LEAF_RAX (-40)
+#define LEAF_RCX (-48)
+#define LEAF_R11 (-56)
+
+/* Saves what a tail trampoline uses and sets %rcx to the frame's return-address slot. */
+static void tail_enter(struct x86_buf *b, bool leaf)
+{
+	if (leaf) {
+		x86_spill_rax(b, LEAF_RAX);
+		x86_spill_rcx(b, LEAF_RCX);
+		x86_spill_r11(b, LEAF_R11);
+		x86_lea_rcx_rsp(b, 0);
+		return;
+	}
+	x86_lea_rsp(b, -RED_ZONE);
+	x86_save_flags(b);
+	x86_push_rax(b);
+	x86_push_rcx(b);
+	x86_push_r11(b);
+	x86_lea_rcx_rsp32(b, SAVED + RED_ZONE);
+}
+
+/* Puts back what tail_enter saved: %rsp at the slot again. */
+static void tail_leave(struct x86_buf *b, bool leaf)
+{
+	if (leaf) {
+		x86_reload_r11(b, LEAF_R11);
+		x86_reload_rcx(b, LEAF_RCX);
+		x86_reload_rax(b, LEAF_RAX);
+		return;
+	}
+	x86_pop_r11(b);
+	x86_pop_rcx(b);
+	x86_pop_rax(b);
+	x86_restore_flags(b);
+	x86_lea_rsp(b, RED_ZONE);
+}
+
 int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
 			       uintptr_t return_stub, uintptr_t target, uintptr_t target_slot,
 			       uintptr_t *entry)
@@ -207,12 +250,7 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 		go_on(b, slot, target, false);
 		return b->overflow ? -ENOSPC : 0;
 	}
-	x86_lea_rsp(b, -RED_ZONE);
-	x86_save_flags(b);
-	x86_push_rax(b);
-	x86_push_rcx(b);
-	x86_push_r11(b);
-	x86_lea_rcx_rsp32(b, SAVED + RED_ZONE); /* the frame's return-address slot */
+	tail_enter(b, false);
 	emit_find_record(b, tpoff, false, &empty, &other_frame, &stale);
 	have_record = x86_jmp_short(b);
 	x86_bind(b, stale);
@@ -223,57 +261,9 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
 	x86_bind(b, have_record);
 	emit_hits(b, op);
 	dacce_emit_before(b, tpoff, op);
-
-	x86_pop_r11(b);
-	x86_pop_rcx(b);
-	x86_pop_rax(b);
-	x86_restore_flags(b);
-	x86_lea_rsp(b, RED_ZONE);
+	tail_leave(b, false);
 	go_on(b, slot, target, false);
 	return b->overflow ? -ENOSPC : 0;
-}
-
-/*
- * Red-zone slots of the leaf shape's entry (dead at a tail jump to another
- * module's function), below those the operation's own code spills to (ops.c:
- * an En past 32 bits takes %r11 through -24, which overwrote the kept %rcx).
- */
-#define LEAF_RAX (-40)
-#define LEAF_RCX (-48)
-#define LEAF_R11 (-56)
-
-/* Saves what the call shape uses and sets %rcx to the frame's return-address slot. */
-static void call_shape_enter(struct x86_buf *b, bool leaf)
-{
-	if (leaf) {
-		x86_spill_rax(b, LEAF_RAX);
-		x86_spill_rcx(b, LEAF_RCX);
-		x86_spill_r11(b, LEAF_R11);
-		x86_lea_rcx_rsp(b, 0);
-		return;
-	}
-	x86_lea_rsp(b, -RED_ZONE);
-	x86_save_flags(b);
-	x86_push_rax(b);
-	x86_push_rcx(b);
-	x86_push_r11(b);
-	x86_lea_rcx_rsp32(b, SAVED + RED_ZONE);
-}
-
-/* Puts back what call_shape_enter saved: %rsp at the slot again. */
-static void call_shape_leave(struct x86_buf *b, bool leaf)
-{
-	if (leaf) {
-		x86_reload_r11(b, LEAF_R11);
-		x86_reload_rcx(b, LEAF_RCX);
-		x86_reload_rax(b, LEAF_RAX);
-		return;
-	}
-	x86_pop_r11(b);
-	x86_pop_rcx(b);
-	x86_pop_rax(b);
-	x86_restore_flags(b);
-	x86_lea_rsp(b, RED_ZONE);
 }
 
 int dacce_tail_emit_call_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
@@ -289,7 +279,7 @@ int dacce_tail_emit_call_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 	if (!slot && !x86_rel32_reaches(b->addr + b->len + DACCE_TAIL_TRAMP_MAX, target))
 		slot = x86_literal64(b, target);
 	*entry = b->addr + b->len;
-	call_shape_enter(b, leaf);
+	tail_enter(b, leaf);
 	emit_find_record(b, tpoff, true, &empty, &other_frame, &stale);
 	/*
 	 * The frame holds its record (it tail-called before).  With the stub in
@@ -302,7 +292,7 @@ int dacce_tail_emit_call_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 	stub_held = x86_jcc_near(b, X86_JE);
 	emit_hits(b, op);
 	dacce_emit_before(b, tpoff, op);
-	call_shape_leave(b, leaf);
+	tail_leave(b, leaf);
 	go_on(b, slot, target, false);
 
 	x86_bind_near(b, stub_held);
@@ -321,7 +311,7 @@ int dacce_tail_emit_call_trampoline(struct x86_buf *b, int32_t tpoff, const stru
 	x86_bind(b, record_kept);
 	emit_hits(b, op);
 	dacce_emit_before(b, tpoff, op);
-	call_shape_leave(b, leaf);
+	tail_leave(b, leaf);
 	/* The return address lives in the record now; the call puts ours in its slot. */
 	x86_lea_rsp(b, 8);
 	go_on(b, slot, target, true);
