@@ -1692,8 +1692,8 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 	slot = through_slot(site, target, start, max);
 	leaf = (rt.graph->edges[edge].flags & DACCE_EDGE_LEAF) != 0;
 	if (tail && op.kind != DACCE_RT_OP_NONE && (leaf || rt.tail_call_shape)) {
-		err = dacce_tail_emit_call_trampoline(&b, rt.tpoff, &op, leaf, rt.tail_stub, target,
-						      slot, entry, &tail_return);
+		err = dacce_tail_emit_call_trampoline(&b, rt.tpoff, &op, leaf, target, slot, entry,
+						      &tail_return);
 	} else if (tail) {
 		err = dacce_tail_emit_trampoline(&b, rt.tpoff, &op, rt.tail_stub, target, slot, entry);
 	} else if (slot) {

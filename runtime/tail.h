@@ -62,11 +62,10 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
  * stack walker treats both alike (returns.h), and the record's guard says
  * which one the slot holds.  The stack the callee sees is the native one.
  * A frame that holds a record already (it tail-called before) keeps it (it
- * holds the state of the frame's return): with the stub in its slot, the
- * call takes the stub's place; with another trampoline's return point
- * there, the callee is jumped to and returns to that one, which the return
- * stack holds.  So a frame's tail calls stack one return address at most,
- * however many it makes.  A leaf (a library function that calls nothing
+ * holds the state of the frame's return) and jumps: the callee returns
+ * where the frame's first tail call put, another trampoline's return point
+ * (which the return stack holds) or the stub.  So a frame's tail calls stack
+ * one return address at most, however many it makes.  A leaf (a library function that calls nothing
  * instrumented, leaves.h) is entered at its entry from another module:
  * flags, %r11 and the red zone are dead there, and leaf code leaves them
  * alone.  Otherwise the jump may enter a fragment of the function it left,
@@ -75,7 +74,7 @@ int dacce_tail_emit_trampoline(struct x86_buf *b, int32_t tpoff, const struct da
  * Returns 0, -EINVAL for an operation that costs nothing, or -ENOSPC.
  */
 int dacce_tail_emit_call_trampoline(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op,
-				    bool leaf, uintptr_t return_stub, uintptr_t target,
-				    uintptr_t target_slot, uintptr_t *entry, uintptr_t *after);
+				    bool leaf, uintptr_t target, uintptr_t target_slot,
+				    uintptr_t *entry, uintptr_t *after);
 
 #endif

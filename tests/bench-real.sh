@@ -15,8 +15,13 @@
 # Usage: bench-real.sh BUILD_DIR LIBDACCE [RUNS]   (RUNS rounds, default 5: this machine is noisy)
 set -u
 build=$1
-lib=$2
 runs=${3:-5}
+# Absolute: the runs happen in the work directory, where a relative LD_PRELOAD would name
+# nothing (the loader says so on stderr, which the timing discards, and every run is native).
+lib=$(realpath -e "$2" 2>/dev/null) || {
+	echo "bench-real: no runtime library at $2" >&2
+	exit 1
+}
 work=$build/bench
 mkdir -p "$work"
 cd "$work" || exit 1

@@ -6,8 +6,8 @@
  * the return through the stub must restore the caller's state exactly, also
  * after a longjmp left records behind.  A tail jump to a leaf (tail_leaf ->
  * leaf_probe) takes the leaf shape: its return comes back to the
- * trampoline's return point, also when the frame made a tail call before
- * and holds a record (tail_c -> tail_leaf -> leaf_probe).
+ * trampoline's return point, or through the stub when the frame made a tail
+ * call before and holds a record (tail_c -> tail_leaf -> leaf_probe).
  */
 #include <check.h>
 #include <setjmp.h>
@@ -153,7 +153,7 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 	f->stub = f->after_a = stub;
 	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
 	if (call_shape)
-		ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_a, false, stub,
+		ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_a, false,
 								 (uintptr_t)tail_b, 0, &tramp_a,
 								 &f->after_a), 0);
 	else
@@ -161,7 +161,7 @@ static void fixture_init(struct fixture *f, const struct dacce_rt_op *op_a,
 							    (uintptr_t)tail_b, 0, &tramp_a), 0);
 	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
 	if (call_shape)
-		ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_b, false, stub,
+		ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_b, false,
 								 (uintptr_t)&tail_probe, 0, &tramp_b,
 								 &after_b), 0);
 	else
@@ -396,7 +396,7 @@ static void leaf_fixture_init(struct leaf_fixture *f, const struct dacce_rt_op *
 	ck_assert_int_eq(dacce_tail_emit_trampoline(&b, dacce_tls_tpoff(), op_c, f->stub,
 						    (uintptr_t)tail_leaf, 0, &tramp_c), 0);
 	emit_into_cache(&f->cache, DACCE_TAIL_TRAMP_MAX, near, &b);
-	ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_leaf, true, f->stub,
+	ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), op_leaf, true,
 							 (uintptr_t)&leaf_probe, 0, &tramp_leaf,
 							 &f->after), 0);
 	patch_jump((uintptr_t)tail_c, tramp_c);
@@ -433,13 +433,13 @@ START_TEST(test_leaf_returns_to_the_trampoline)
 
 	/*
 	 * After a tail call that left a record, the leaf keeps that record (the
-	 * state before the first tail call) and returns to the trampoline too.
+	 * state before the first tail call) and returns through the stub.
 	 */
 	ck_assert_int_eq(call_through(tail_c, 6), 18);
 	ck_assert_uint_eq(in_leaf.id, 22);
 	ck_assert_uint_eq(in_leaf.tc_depth, 1);
 	ck_assert_uint_eq(in_leaf.tc[0].id, 10);
-	ck_assert_uint_eq(leaf_returns_to, f.after);
+	ck_assert_uint_eq(leaf_returns_to, f.stub);
 	ck_assert(leaf_aligned);
 	ck_assert_uint_eq(tls->id, 10);
 	ck_assert_ptr_eq(tls->tc_top, tls->tc_base);
@@ -532,7 +532,7 @@ START_TEST(test_call_shape_keeps_flags_and_red_zone)
 	stub = emit_into_cache(&cache, DACCE_TAIL_STUB_MAX, near, &b);
 	ck_assert_uint_eq(dacce_tail_emit_return_stub(&b, dacce_tls_tpoff()), stub);
 	emit_into_cache(&cache, DACCE_TAIL_TRAMP_MAX, near, &b);
-	ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), &op, false, stub,
+	ck_assert_int_eq(dacce_tail_emit_call_trampoline(&b, dacce_tls_tpoff(), &op, false,
 							 (uintptr_t)frag, 0, &tramp, &after), 0);
 	patch_jump((uintptr_t)frag_jump, tramp);
 	tls->cc_base = tls->cc_top = cc;
