@@ -17,6 +17,14 @@
  *    run of ranges that starts above every other node's numCC, so an id in
  *    it can only belong to a leaf call (decoding from DACCE_IN_LEAF).
  * 4. Indirect sites with many targets get a dispatch table.
+ *
+ * Edges free for good (DACCE_EDGE_KEEP_FREE, graph.h) come first among their
+ * callee's incoming edges, and the search enters their callee only through
+ * them: an edge the search meets before it reaches such a callee's kept
+ * caller is judged by the finished order instead (back when its callee
+ * finishes after its caller), so a kept edge never closes a cycle, however
+ * the graph grew since it was made free.  The price is that such an edge may
+ * be pushed where a plain search would have encoded it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -37,6 +45,8 @@ struct encoder {
 	uint32_t *in_all;
 	uint8_t *color;	       /* 0 white, 1 on the DFS stack, 2 done */
 	uint32_t *postorder;
+	uint32_t *post_index;  /* per node: its place in postorder */
+	uint32_t *kept_in;     /* per node: its incoming edge free for good, or DACCE_NONE */
 	uint32_t n_post;
 	uint8_t *is_back;
 	uint8_t *is_leaf;      /* per node: entered by a leaf edge */
@@ -44,11 +54,19 @@ struct encoder {
 
 enum { WHITE = 0, GRAY = 1, BLACK = 2 };
 
+static bool kept_free(const struct dacce_edge *edge)
+{
+	return (edge->flags & DACCE_EDGE_KEEP_FREE) != 0;
+}
+
+/* Edges free for good first, then by frequency. */
 static int hotter_first(const void *a, const void *b, void *ctx)
 {
 	const struct dacce_edge *edges = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
+	if (kept_free(&edges[x]) != kept_free(&edges[y]))
+		return kept_free(&edges[x]) ? -1 : 1;
 	if (edges[x].freq != edges[y].freq)
 		return edges[x].freq > edges[y].freq ? -1 : 1;
 	return x < y ? -1 : (x > y);
@@ -110,7 +128,13 @@ static int sort_by_heat(struct encoder *enc)
 	return 0;
 }
 
-/* Iterative DFS from root; fills postorder and back-edge marks. */
+/* Whether the search may enter m through e: not when m is kept for another edge. */
+static bool enters_through(const struct encoder *enc, uint32_t m, uint32_t e)
+{
+	return enc->kept_in[m] == DACCE_NONE || enc->kept_in[m] == e;
+}
+
+/* Iterative DFS from root; fills postorder (back edges come from it, mark_back_edges). */
 static int dfs_from(struct encoder *enc, uint32_t root, uint32_t *stack_node,
 		    uint32_t *stack_pos)
 {
@@ -126,9 +150,7 @@ static int dfs_from(struct encoder *enc, uint32_t root, uint32_t *stack_node,
 			uint32_t e = enc->out_edges[stack_pos[top]++];
 			uint32_t m = enc->graph->edges[e].callee;
 
-			if (enc->color[m] == GRAY) {
-				enc->is_back[e] = 1;
-			} else if (enc->color[m] == WHITE) {
+			if (enc->color[m] == WHITE && enters_through(enc, m, e)) {
 				enc->color[m] = GRAY;
 				top++;
 				stack_node[top] = m;
@@ -137,10 +159,50 @@ static int dfs_from(struct encoder *enc, uint32_t root, uint32_t *stack_node,
 			continue;
 		}
 		enc->color[n] = BLACK;
+		enc->post_index[n] = enc->n_post;
 		enc->postorder[enc->n_post++] = n;
 		if (top == 0)
 			return 0;
 		top--;
+	}
+}
+
+/*
+ * Each node's incoming edge free for good.  Two for one callee, or one that
+ * cannot be encoded, are the caller's mistake: -EINVAL.
+ */
+static int find_kept_edges(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+
+	for (uint32_t n = 0; n < g->n_nodes; n++)
+		enc->kept_in[n] = DACCE_NONE;
+	for (uint32_t e = 0; e < g->n_edges; e++) {
+		const struct dacce_edge *edge = &g->edges[e];
+
+		if (!kept_free(edge))
+			continue;
+		if (!dacce_site_kind_is_encodable(edge->kind) ||
+		    (edge->flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
+		    edge->callee == DACCE_ROOT_NODE || enc->kept_in[edge->callee] != DACCE_NONE)
+			return -EINVAL;
+		enc->kept_in[edge->callee] = e;
+	}
+	return 0;
+}
+
+/*
+ * An edge is a back edge unless its callee finished before its caller: for
+ * a plain search that is exactly "its callee was on the search stack", and
+ * it also judges the edges a kept callee made the search pass by.
+ */
+static void mark_back_edges(struct encoder *enc)
+{
+	for (uint32_t i = 0; i < enc->n_by_heat; i++) {
+		uint32_t e = enc->by_heat[i];
+		const struct dacce_edge *edge = &enc->graph->edges[e];
+
+		enc->is_back[e] = enc->post_index[edge->caller] <= enc->post_index[edge->callee];
 	}
 }
 
@@ -154,12 +216,19 @@ static int find_back_edges(struct encoder *enc)
 	if (!stack_node || !stack_pos)
 		goto cleanup;
 	err = dfs_from(enc, DACCE_ROOT_NODE, stack_node, stack_pos);
-	for (uint32_t n = 1; !err && n < g->n_nodes; n++) {
-		if (enc->color[n] != WHITE)
-			continue;
-		enc->dict->dummy[n] = 1;
-		err = dfs_from(enc, n, stack_node, stack_pos);
-	}
+	/*
+	 * Extra roots: first nodes no kept edge enters (a kept callee is then
+	 * reached through its edge, from wherever its caller was), then any left.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t n = 1; !err && n < g->n_nodes; n++) {
+			if (enc->color[n] != WHITE || (pass == 0 && enc->kept_in[n] != DACCE_NONE))
+				continue;
+			enc->dict->dummy[n] = 1;
+			err = dfs_from(enc, n, stack_node, stack_pos);
+		}
+	if (!err)
+		mark_back_edges(enc);
 cleanup:
 	free(stack_node);
 	free(stack_pos);
@@ -405,6 +474,20 @@ cleanup:
 	return err;
 }
 
+/* Every kept edge encoded at 0, or the encoding breaks the runtime's promise. */
+static int check_kept_edges(const struct encoder *enc)
+{
+	const struct dacce_dict *d = enc->dict;
+
+	for (uint32_t n = 0; n < enc->graph->n_nodes; n++) {
+		uint32_t e = enc->kept_in[n];
+
+		if (e != DACCE_NONE && (d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0))
+			return -EDEADLK;
+	}
+	return 0;
+}
+
 static void encoder_fini(struct encoder *enc)
 {
 	free(enc->by_heat);
@@ -414,6 +497,8 @@ static void encoder_fini(struct encoder *enc)
 	free(enc->in_all);
 	free(enc->color);
 	free(enc->postorder);
+	free(enc->post_index);
+	free(enc->kept_in);
 	free(enc->is_back);
 	free(enc->is_leaf);
 }
@@ -439,13 +524,18 @@ int dacce_encode(const struct dacce_graph *graph, const struct dacce_encode_opts
 	enc.dict->epoch = opts->epoch;
 	enc.color = calloc(graph->n_nodes, 1);
 	enc.postorder = malloc(sizeof(*enc.postorder) * graph->n_nodes);
+	enc.post_index = malloc(sizeof(*enc.post_index) * graph->n_nodes);
+	enc.kept_in = malloc(sizeof(*enc.kept_in) * graph->n_nodes);
 	enc.is_back = calloc(graph->n_edges ? graph->n_edges : 1, 1);
 	enc.is_leaf = calloc(graph->n_nodes, 1);
-	if (!enc.color || !enc.postorder || !enc.is_back || !enc.is_leaf)
+	if (!enc.color || !enc.postorder || !enc.post_index || !enc.kept_in || !enc.is_back ||
+	    !enc.is_leaf)
 		goto cleanup;
 
 	copy_structure(&enc);
-	err = sort_by_heat(&enc);
+	err = find_kept_edges(&enc);
+	if (!err)
+		err = sort_by_heat(&enc);
 	if (!err)
 		err = bucket_edges(&enc, 0, &enc.out_start, &enc.out_edges);
 	if (!err)
@@ -454,6 +544,8 @@ int dacce_encode(const struct dacce_graph *graph, const struct dacce_encode_opts
 		err = find_back_edges(&enc);
 	if (!err)
 		err = assign_encodings(&enc);
+	if (!err)
+		err = check_kept_edges(&enc);
 	if (err)
 		goto cleanup;
 	assign_compression(&enc);

@@ -114,6 +114,15 @@ struct dacce_edge {
  * then inside a leaf call, and the id alone says which (DACCE_IN_LEAF).
  */
 #define DACCE_EDGE_LEAF 0x2
+/*
+ * A free-for-good edge costs nothing (encoded, En = 0) in every epoch from
+ * the one that first made it free: the runtime has put the program's own
+ * `call` back at its site, so the frames it enters run and return past no
+ * code of ours, and a later epoch could not make them undo anything.  The
+ * encoder keeps such an edge first among its callee's incoming edges and
+ * never lets it close a cycle (encode.c); at most one per callee.
+ */
+#define DACCE_EDGE_KEEP_FREE 0x4
 
 /*
  * In place of a node, for a context that ends inside a leaf call (the pc in
@@ -163,6 +172,9 @@ uint32_t dacce_graph_find_edge(const struct dacce_graph *graph, uint32_t site,
 int dacce_graph_pin_edge(struct dacce_graph *graph, uint32_t edge);
 /* Marks an edge as a call to a leaf library function (DACCE_EDGE_LEAF). */
 int dacce_graph_leaf_edge(struct dacce_graph *graph, uint32_t edge);
+
+/* Marks an edge as free for good (DACCE_EDGE_KEEP_FREE). */
+int dacce_graph_keep_free_edge(struct dacce_graph *graph, uint32_t edge);
 
 /* The root edge of a kind for a function (created on demand). */
 int dacce_graph_add_root_edge(struct dacce_graph *graph, enum dacce_root_site root,

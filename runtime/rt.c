@@ -2388,6 +2388,8 @@ static int plan_site(struct rt_code_plan *plan, uint32_t index)
 	uintptr_t entry;
 	int err = 0;
 
+	if (site->native)
+		return 0; /* free in every epoch: the encoder keeps it so (graph.h) */
 	if (site->tramp)
 		return plan_edge(plan, index, PLAN_TRAMP, site->edge,
 				 site->scan.len == 6 ? 0 : site->scan.target, site->tramp, &site->op,
@@ -2458,7 +2460,7 @@ static int prebuild_site(const struct dacce_dict *next, uint32_t index)
 	const struct rt_site *site = &rt.sites[index];
 	int err = 0;
 
-	if (!site->scan.addr)
+	if (!site->scan.addr || site->native)
 		return 0;
 	if (site->tramp)
 		return prebuild_edge(next, index, site->edge,
@@ -2516,10 +2518,11 @@ static int forward_return(uintptr_t old_after, uintptr_t new_after)
 }
 
 /*
- * A site whose edge costs nothing in the new epoch still goes through its
- * (empty) trampoline rather than running the original call: a frame entered
- * by the original call would return straight to the caller, where no code of
- * ours could undo a later epoch's operation for it.
+ * A site whose edge costs something, or may in a later epoch, goes through
+ * its trampoline: a frame entered by the original call returns straight to
+ * the caller, where no code of ours could undo a later epoch's operation for
+ * it.  (Free edges of direct calls get the original call back once the
+ * encoder promises to keep them free: rt_restore_native_calls.)
  */
 static int point_site(struct dacce_patch_runs *writes, const struct rt_site *site, uintptr_t dest)
 {
@@ -2528,6 +2531,71 @@ static int point_site(struct dacce_patch_runs *writes, const struct rt_site *sit
 
 	err = dacce_tramp_jmp_bytes(site->scan.addr, dest, jmp);
 	return err ? err : dacce_patch_runs_add(writes, site->scan.addr, jmp, sizeof(jmp));
+}
+
+/*
+ * A direct `call rel32` of the program whose trampoline does nothing: the
+ * only kind whose original bytes run as well as the trampoline (a short
+ * site's or a dispatched one's code does more than its call).
+ */
+static bool may_call_natively(const struct rt_site *site)
+{
+	return site->scan.addr && !site->native && site->tramp &&
+	       site->scan.kind == DACCE_SITE_DIRECT && site->scan.len == 5 &&
+	       site->original[0] == 0xe8 && !site->trapped && !site->dispatched &&
+	       !site->borrowed && !site->promoted && site->op.kind == DACCE_RT_OP_NONE;
+}
+
+/*
+ * With the world stopped, after the epoch's code is in place: every direct
+ * call whose edge the new epoch encodes at 0 runs the program's own call
+ * from now on, and its edge is marked free for good, which every later
+ * encoding keeps (encode.c; it fails rather than break that).  Frames the
+ * original call enters return to the caller directly, with nothing to undo
+ * in any epoch; frames that entered through the trampoline still return
+ * through its code, which no epoch changes again.  The call costs what it
+ * costs natively: bash spent a fifth of its samples in call trampolines,
+ * most of them free.
+ */
+static int restore_native_calls(struct dacce_patch_runs *writes)
+{
+	const struct dacce_dict *d = rt.dict;
+	uint8_t *tail_called;
+	int err = 0;
+
+	if (!rt.native_calls)
+		return 0;
+	/*
+	 * Not into a function some tail call enters: a hot tail call is worth
+	 * the free place more (epoch.c, hot_tail_edge), and a kept call edge
+	 * would hold it for good.  From the runtime's own heap: the world is stopped.
+	 */
+	tail_called = calloc(rt.graph->n_nodes ? rt.graph->n_nodes : 1, 1);
+	if (!tail_called)
+		return -ENOMEM;
+	for (uint32_t e = 0; e < rt.graph->n_edges; e++)
+		if (dacce_site_kind_is_tail(rt.graph->edges[e].kind))
+			tail_called[rt.graph->edges[e].callee] = 1;
+	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites && !err; i++) {
+		struct rt_site *site = &rt.sites[i];
+		uint32_t e = site->edge;
+
+		if (!may_call_natively(site) || e >= d->n_edges || e >= rt.graph->n_edges ||
+		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
+		    (rt.graph->edges[e].flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
+		    tail_called[rt.graph->edges[e].callee])
+			continue;
+		err = dacce_graph_keep_free_edge(rt.graph, e);
+		if (!err)
+			err = dacce_patch_runs_add(writes, site->scan.addr, site->original,
+						   site->scan.len);
+		if (!err) {
+			site->native = true;
+			rt.n_native_calls++;
+		}
+	}
+	free(tail_called);
+	return err;
 }
 
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
@@ -2583,6 +2651,8 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 							   sizeof(rel));
 		}
 	}
+	if (!err)
+		err = restore_native_calls(&writes);
 	/* The world is stopped: the sites change together, in runs of nearby ones. */
 	if (!err)
 		err = dacce_patch_runs_write(&writes, mem);
@@ -3400,7 +3470,7 @@ __attribute__((destructor)) static void log_summary(void)
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges "
-		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu switch jumps left alone, %llu of %zu watched entries "
+		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu switch jumps left alone, %llu direct calls given back, %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
 		     "code cache %zu regions, %llu code entries told to a tracer, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded,
@@ -3409,7 +3479,7 @@ __attribute__((destructor)) static void log_summary(void)
 		     leaf_edges, (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_dispatch_misses, (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
 		     (unsigned long long)rt.n_reorders, (unsigned long long)rt.n_jump_tables,
-		     (unsigned long long)rt.n_entry_traps, entries_armed(),
+		     (unsigned long long)rt.n_native_calls, (unsigned long long)rt.n_entry_traps, entries_armed(),
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
 	rt_log_hot_traps();
@@ -3996,7 +4066,7 @@ int dacce_rt_start(uintptr_t main_fn)
 {
 	struct dacce_encode_opts opts;
 	uint32_t main_edge;
-	const char *log = dacce_env("DACCE_LOG"), *count, *tail_calls;
+	const char *log = dacce_env("DACCE_LOG"), *count, *tail_calls, *native_calls;
 	int err, perf_err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
@@ -4004,6 +4074,9 @@ int dacce_rt_start(uintptr_t main_fn)
 	rt.counting = count && *count && strcmp(count, "0") != 0;
 	tail_calls = dacce_env("DACCE_TAIL_CALLS");
 	rt.tail_call_shape = !tail_calls || strcmp(tail_calls, "jump") != 0;
+	native_calls = dacce_env("DACCE_NATIVE_CALLS");
+	/* Counting needs every call through code of ours. */
+	rt.native_calls = !rt.counting && (!native_calls || strcmp(native_calls, "0") != 0);
 	rt.graph = dacce_graph_new();
 	if (!rt.graph)
 		return -ENOMEM;

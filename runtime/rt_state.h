@@ -84,6 +84,11 @@ struct rt_site {
 	struct dacce_lookup_entry *table; /* dispatched site past its compared targets */
 	uint32_t n_by_target, cap_by_target;
 	uint8_t reorders; /* times its dispatch code put hot targets first (rt_reorder_dispatch) */
+	/*
+	 * A direct call whose edge is free for good (DACCE_EDGE_KEEP_FREE): the
+	 * site holds the program's own call again, and no epoch plans code for it.
+	 */
+	bool native;
 };
 
 /*
@@ -115,6 +120,7 @@ struct rt_state {
 	bool enabled;
 	bool verbose;
 	bool counting; /* DACCE_COUNT: code counts calls and pushes in the TLS block */
+	bool native_calls; /* free direct calls get the program's own call back; DACCE_NATIVE_CALLS=0: not */
 	bool tail_call_shape; /* tail calls that cost something call on (tail.h); DACCE_TAIL_CALLS=jump: they jump */
 	struct dacce_graph *graph;
 	struct dacce_dict *dict; /* the current epoch */
@@ -176,6 +182,7 @@ struct rt_state {
 	uint64_t n_dispatch_misses; /* new targets met by calls' dispatch code (slow path) */
 	uint64_t n_prebuilt_used;   /* trampolines an epoch took ready-made (prebuilt.h) */
 	uint64_t n_reorders;	    /* dispatch code rebuilt with hot targets first */
+	uint64_t n_native_calls;    /* sites given their own call back (rt_restore_native_calls) */
 	uint64_t n_jump_tables;	    /* switch jumps left alone: their tables stay in the function */
 	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
 	uint64_t n_unwinds, n_frames_shown; /* walks of exceptions.c, and the slots they showed */

@@ -196,7 +196,8 @@ struct lframe {
 	uint32_t edge;
 };
 
-enum rframe_kind { RF_ROOT, RF_CALL, RF_NESTED };
+/* RF_NATIVE: a call through an edge free for good, run as the program's own call (no op). */
+enum rframe_kind { RF_ROOT, RF_CALL, RF_NESTED, RF_NATIVE };
 
 /* A real (machine) frame: one return address. */
 struct rframe {
@@ -224,7 +225,7 @@ struct stats {
 	/* Coverage: proof that every mechanism was exercised. */
 	uint64_t tail_calls, nested_roots, threads, chain_checks, dispatch_hits;
 	uint64_t demoted_edges, back_edges, compressed_pushes, caught_programs;
-	uint64_t leaf_calls, leaf_checks;
+	uint64_t leaf_calls, leaf_checks, kept_edges, native_calls;
 	uint32_t max_depth, max_cc_depth;
 };
 
@@ -239,6 +240,7 @@ struct sim {
 	struct stats *stats;
 	uint64_t seed, program_index;
 	bool mutate, roundtrip;
+	bool keep_free; /* this program makes free edges free for good, as the runtime does */
 	uint64_t step;
 };
 
@@ -495,6 +497,31 @@ static void encode_epoch(struct sim *s)
 }
 
 /*
+ * What the runtime does after an epoch: some call edges encoded at 0 become
+ * free for good (their sites run the program's own call from then on).  The
+ * encoder must keep them so (dacce_encode fails otherwise), and their frames
+ * return without any op: a broken promise shows as a wrong context.
+ */
+static void keep_free_edges(struct sim *s)
+{
+	const struct dacce_dict *d = current_dict(s);
+
+	for (uint32_t e = 0; e < d->n_edges; e++) {
+		const struct dacce_edge *edge = &s->graph->edges[e];
+
+		if (d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
+		    dacce_site_kind_is_tail(edge->kind) ||
+		    dacce_site_kind_is_nested_root(edge->kind) ||
+		    (edge->flags & (DACCE_EDGE_LEAF | DACCE_EDGE_PINNED | DACCE_EDGE_KEEP_FREE)) ||
+		    edge->callee == DACCE_ROOT_NODE || !chance(0.5))
+			continue;
+		if (dacce_graph_keep_free_edge(s->graph, e))
+			die_errno("keep edge free", -EINVAL);
+		s->stats->kept_edges++;
+	}
+}
+
+/*
  * Translates every live thread into the new epoch, or none: a thread in a
  * frame that would need a tail record it does not hold puts the epoch off
  * (-EAGAIN), as the runtime does, and the new dictionary is dropped.
@@ -527,6 +554,8 @@ static void reencode(struct sim *s)
 		s->stats->put_off++;
 	} else {
 		s->stats->reencodings++;
+		if (s->keep_free)
+			keep_free_edges(s);
 	}
 	for (uint32_t i = 0; i < s->n_threads; i++) {
 		struct thread *t = &s->threads[i];
@@ -664,6 +693,10 @@ static int do_call(struct sim *s, struct thread *t, struct sim_site *site)
 	if (dacce_site_kind_is_tail(site->kind)) {
 		s->stats->tail_calls++;
 		err = dacce_op_tail(&t->st, current_dict(s), s->graph, edge, t->n_r - 1);
+	} else if (s->graph->edges[edge].flags & DACCE_EDGE_KEEP_FREE) {
+		s->stats->native_calls++;
+		err = 0;
+		push_r(t, RF_NATIVE, edge);
 	} else {
 		err = dacce_op_call(&t->st, current_dict(s), s->graph, edge);
 		push_r(t, RF_CALL, edge);
@@ -745,6 +778,7 @@ static void run_program(struct sim *s)
 	int err;
 
 	generate_program(&s->prog);
+	s->keep_free = !s->mutate && chance(0.5);
 	s->graph = dacce_graph_new();
 	if (!s->graph)
 		die_errno("graph", -ENOMEM);
@@ -864,14 +898,15 @@ int main(int argc, char **argv)
 	printf("simulate: coverage: tail=%llu nested=%llu threads=%llu chain-checks=%llu "
 	       "dispatch-hits=%llu demoted=%llu back=%llu compressed=%llu max-depth=%u "
 	       "max-ccstack=%u programs-with-mismatch=%llu checks=%llu leaf-calls=%llu "
-	       "leaf-checks=%llu\n",
+	       "leaf-checks=%llu kept-free=%llu native-calls=%llu\n",
 	       (unsigned long long)stats.tail_calls, (unsigned long long)stats.nested_roots,
 	       (unsigned long long)stats.threads, (unsigned long long)stats.chain_checks,
 	       (unsigned long long)stats.dispatch_hits, (unsigned long long)stats.demoted_edges,
 	       (unsigned long long)stats.back_edges, (unsigned long long)stats.compressed_pushes,
 	       stats.max_depth, stats.max_cc_depth, (unsigned long long)stats.caught_programs,
 	       (unsigned long long)stats.checks, (unsigned long long)stats.leaf_calls,
-	       (unsigned long long)stats.leaf_checks);
+	       (unsigned long long)stats.leaf_checks, (unsigned long long)stats.kept_edges,
+	       (unsigned long long)stats.native_calls);
 	if (expect_mismatch) {
 		printf("simulate: mutation check %s: wrong encodings caught in %llu of %llu programs\n",
 		       stats.mismatches ? "passed" : "FAILED",
