@@ -20,11 +20,13 @@
  *
  * Edges free for good (DACCE_EDGE_KEEP_FREE, graph.h) come first among their
  * callee's incoming edges, and the search enters their callee only through
- * them: an edge the search meets before it reaches such a callee's kept
- * caller is judged by the finished order instead (back when its callee
- * finishes after its caller), so a kept edge never closes a cycle, however
- * the graph grew since it was made free.  The price is that such an edge may
- * be pushed where a plain search would have encoded it.
+ * them.  Back edges then come from the finished order: an edge inside a
+ * strongly connected component is a back edge when its callee finishes after
+ * its caller (for a plain search, exactly "its callee was on the search
+ * stack"); an edge between components is on no cycle and never one.  So a
+ * kept edge never closes a cycle, however the graph grew since it was made
+ * free, and only edges on cycles can be pushed for its sake.  Ranges are
+ * then given in a topological order of what is left (Kahn's).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -32,6 +34,7 @@
 #include <string.h>
 
 #include "dict.h"
+#include "scc.h"
 
 struct encoder {
 	const struct dacce_graph *graph;
@@ -46,6 +49,7 @@ struct encoder {
 	uint8_t *color;	       /* 0 white, 1 on the DFS stack, 2 done */
 	uint32_t *postorder;
 	uint32_t *post_index;  /* per node: its place in postorder */
+	uint32_t *component;   /* per node: its strongly connected component */
 	uint32_t *kept_in;     /* per node: its incoming edge free for good, or DACCE_NONE */
 	uint32_t n_post;
 	uint8_t *is_back;
@@ -192,18 +196,65 @@ static int find_kept_edges(struct encoder *enc)
 }
 
 /*
- * An edge is a back edge unless its callee finished before its caller: for
- * a plain search that is exactly "its callee was on the search stack", and
- * it also judges the edges a kept callee made the search pass by.
+ * Inside a component, an edge is a back edge unless its callee finished
+ * before its caller; between components none is.
  */
-static void mark_back_edges(struct encoder *enc)
+static int mark_back_edges(struct encoder *enc)
 {
-	for (uint32_t i = 0; i < enc->n_by_heat; i++) {
-		uint32_t e = enc->by_heat[i];
-		const struct dacce_edge *edge = &enc->graph->edges[e];
+	const struct dacce_graph *g = enc->graph;
+	int err = dacce_scc(g->n_nodes, enc->out_start, enc->out_edges, enc->dict->edge_callee,
+			    enc->component);
 
-		enc->is_back[e] = enc->post_index[edge->caller] <= enc->post_index[edge->callee];
+	for (uint32_t i = 0; !err && i < enc->n_by_heat; i++) {
+		uint32_t e = enc->by_heat[i];
+		const struct dacce_edge *edge = &g->edges[e];
+
+		enc->is_back[e] = enc->component[edge->caller] == enc->component[edge->callee] &&
+				  enc->post_index[edge->caller] <= enc->post_index[edge->callee];
 	}
+	return err;
+}
+
+/*
+ * postorder becomes a reversed topological order of the edges that are not
+ * back edges (assign_encodings walks it from the end), callers before
+ * callees however the search finished them.
+ */
+static int order_topologically(struct encoder *enc)
+{
+	const struct dacce_graph *g = enc->graph;
+	uint32_t *waiting = calloc(g->n_nodes, sizeof(*waiting)), head = 0, tail = 0;
+	uint32_t *queue = malloc(sizeof(*queue) * g->n_nodes);
+	int err = -ENOMEM;
+
+	if (!waiting || !queue)
+		goto cleanup;
+	for (uint32_t i = 0; i < enc->n_by_heat; i++)
+		if (!enc->is_back[enc->by_heat[i]])
+			waiting[g->edges[enc->by_heat[i]].callee]++;
+	for (uint32_t i = g->n_nodes; i-- > 0;) {
+		uint32_t n = enc->postorder[i]; /* ties in the search's order */
+
+		if (waiting[n] == 0)
+			queue[tail++] = n;
+	}
+	while (head < tail) {
+		uint32_t n = queue[head++];
+
+		for (uint32_t k = enc->out_start[n]; k < enc->out_start[n + 1]; k++) {
+			uint32_t e = enc->out_edges[k];
+
+			if (!enc->is_back[e] && --waiting[g->edges[e].callee] == 0)
+				queue[tail++] = g->edges[e].callee;
+		}
+	}
+	err = tail == g->n_nodes ? 0 : -EDEADLK; /* a cycle left: never, by mark_back_edges */
+	for (uint32_t i = 0; !err && i < g->n_nodes; i++)
+		enc->postorder[g->n_nodes - 1 - i] = queue[i];
+cleanup:
+	free(waiting);
+	free(queue);
+	return err;
 }
 
 static int find_back_edges(struct encoder *enc)
@@ -228,7 +279,9 @@ static int find_back_edges(struct encoder *enc)
 			err = dfs_from(enc, n, stack_node, stack_pos);
 		}
 	if (!err)
-		mark_back_edges(enc);
+		err = mark_back_edges(enc);
+	if (!err)
+		err = order_topologically(enc);
 cleanup:
 	free(stack_node);
 	free(stack_pos);
@@ -498,6 +551,7 @@ static void encoder_fini(struct encoder *enc)
 	free(enc->color);
 	free(enc->postorder);
 	free(enc->post_index);
+	free(enc->component);
 	free(enc->kept_in);
 	free(enc->is_back);
 	free(enc->is_leaf);
@@ -525,11 +579,12 @@ int dacce_encode(const struct dacce_graph *graph, const struct dacce_encode_opts
 	enc.color = calloc(graph->n_nodes, 1);
 	enc.postorder = malloc(sizeof(*enc.postorder) * graph->n_nodes);
 	enc.post_index = malloc(sizeof(*enc.post_index) * graph->n_nodes);
+	enc.component = malloc(sizeof(*enc.component) * graph->n_nodes);
 	enc.kept_in = malloc(sizeof(*enc.kept_in) * graph->n_nodes);
 	enc.is_back = calloc(graph->n_edges ? graph->n_edges : 1, 1);
 	enc.is_leaf = calloc(graph->n_nodes, 1);
-	if (!enc.color || !enc.postorder || !enc.post_index || !enc.kept_in || !enc.is_back ||
-	    !enc.is_leaf)
+	if (!enc.color || !enc.postorder || !enc.post_index || !enc.component || !enc.kept_in ||
+	    !enc.is_back || !enc.is_leaf)
 		goto cleanup;
 
 	copy_structure(&enc);
