@@ -638,8 +638,11 @@ static int reencode(void)
 
 	/* Encoding sorts with qsort, which may call malloc: before the stop, not during. */
 	err = encode_next(&next);
-	if (err)
+	if (err) {
+		/* -EDEADLK: a call given back would cost something (encode.c); never expected. */
+		dacce_rt_log(false, "epoch not encoded: %s", strerror(-err));
 		return err;
+	}
 	if (!encoding_helps(next)) {
 		dacce_dict_free(next);
 		return 0;
