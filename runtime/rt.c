@@ -381,11 +381,35 @@ static bool jump_stays_in_function(uintptr_t from, uintptr_t target,
 	return f->start != target || *fragment;
 }
 
+/*
+ * `call rel32`, bare or behind prefixes that change nothing: `66 66 48 e8`
+ * is the call of a TLS general-dynamic sequence (`__tls_get_addr`), padded
+ * so the linker can relax it; REX.W keeps the call 64-bit whatever 0x66
+ * would say.  The jump written over it returns past all of it.
+ */
+static bool is_call_rel32(const struct dacce_scan_site *s, const uint8_t *bytes)
+{
+	if (s->len == 5)
+		return bytes[0] == 0xe8;
+	if (s->len < 6 || s->len > 15 || bytes[s->len - 5] != 0xe8 || bytes[s->len - 6] != 0x48)
+		return false;
+	for (unsigned i = 0; i + 6 < s->len; i++)
+		if (bytes[i] != 0x66)
+			return false;
+	return true;
+}
+
+/* A patched direct site that calls through its GOT slot (`ff 15`, -fno-plt): the callee is read there. */
+static bool calls_through_slot(const struct rt_site *site)
+{
+	return site->scan.len == 6 && site->original[0] == 0xff;
+}
+
 /* A call rel32, a call through a RIP-relative slot, or a jmp rel32: room for jmp rel32. */
 static bool site_is_patchable(const struct dacce_scan_site *s, const uint8_t *bytes)
 {
 	if (s->kind == DACCE_SITE_DIRECT || s->kind == DACCE_SITE_PLT)
-		return (s->len == 5 && bytes[0] == 0xe8) ||
+		return is_call_rel32(s, bytes) ||
 		       (s->len == 6 && bytes[0] == 0xff && bytes[1] == 0x15 && s->slot);
 	if (s->kind == DACCE_SITE_TAIL_DIRECT)
 		return s->len == 5 && bytes[0] == 0xe9 && !(s->flags & DACCE_SCAN_CONDITIONAL);
@@ -461,7 +485,30 @@ static int redirect_site(uintptr_t addr, uintptr_t dest)
 	return err ? err : dacce_patch_submit(&patch);
 }
 
-/* One borrowed instruction from addr, moved into b (a RIP-relative operand adjusted). */
+/* A borrowed jcc from addr (scan.h's DACCE_SCAN_PREV_JCC), as `0f 8x rel32` to its target. */
+static int emit_moved_jcc(struct x86_buf *b, const uint8_t *original, uint8_t len, uintptr_t addr)
+{
+	uint8_t cc = len == 2 ? original[0] & 0x0f : original[1] & 0x0f;
+	int64_t rel;
+	uintptr_t target;
+	int32_t rel32;
+
+	if (len == 2) {
+		rel = (int8_t)original[1];
+	} else {
+		memcpy(&rel32, original + 2, sizeof(rel32));
+		rel = rel32;
+	}
+	target = addr + len + (uintptr_t)rel;
+	if (!x86_rel32_reaches(b->addr + b->len + 6, target))
+		return -ERANGE;
+	rel32 = (int32_t)(target - (b->addr + b->len + 6));
+	x86_bytes(b, (const uint8_t[]){ 0x0f, (uint8_t)(0x80 | cc) }, 2);
+	x86_bytes(b, (const uint8_t *)&rel32, sizeof(rel32));
+	return 0;
+}
+
+/* One borrowed instruction from addr, moved into b (a RIP-relative operand or a jcc adjusted). */
 static int emit_moved(struct x86_buf *b, const uint8_t *original, uint8_t len, int8_t rip_disp,
 		      uintptr_t addr)
 {
@@ -470,6 +517,8 @@ static int emit_moved(struct x86_buf *b, const uint8_t *original, uint8_t len, i
 	int32_t disp;
 	int64_t moved;
 
+	if (rip_disp == DACCE_SCAN_PREV_JCC)
+		return emit_moved_jcc(b, original, len, addr);
 	memcpy(bytes, original, len);
 	if (rip_disp >= 0) {
 		memcpy(&disp, bytes + rip_disp, sizeof(disp));
@@ -941,11 +990,19 @@ static int borrow(uint32_t index)
  * so one or two rel32 bytes are DACCE_TRAP_BYTE.  A layout of the jump (redundant prefixes)
  * says which: *lo_byte and *hi_byte (the same when only one is fixed), or
  * false when every layout fixes the top byte or puts a start on an opcode
- * byte.  *prefixes says how many prefixes the layout has.
+ * byte.  *prefixes says how many prefixes the layout has.  A P0 of 5 bytes
+ * or more holds the whole jump: nothing is fixed (*lo_byte = *hi_byte =
+ * -1), and P1 stays as it is (a thread that comes to it runs it, then
+ * meets the site's trap byte).
  */
 static bool two_layout(const struct dacce_scan_site *s, unsigned *prefixes, int *lo_byte,
 		       int *hi_byte)
 {
+	if (s->prev2_len >= 5) {
+		*prefixes = 0;
+		*lo_byte = *hi_byte = -1;
+		return true;
+	}
 	for (unsigned p = 0; p <= 2; p++) {
 		unsigned len = 5 + p, o1 = s->prev2_len, o2 = s->prev2_len + s->prev_len;
 		int i1 = (int)o1 - (int)p - 1, i2 = (int)o2 - (int)p - 1;
@@ -971,7 +1028,7 @@ static bool can_borrow_two(const struct dacce_scan_site *s)
 
 	return (s->kind == DACCE_SITE_INDIRECT || s->kind == DACCE_SITE_TAIL_INDIRECT) &&
 	       s->len < 5 && s->prev && s->prev2 && s->prev2 + s->prev2_len == s->prev &&
-	       s->prev + s->prev_len == s->addr && s->prev_len + s->len < 5 && s->prev2_len < 5 &&
+	       s->prev + s->prev_len == s->addr && s->prev_len + s->len < 5 && s->prev2_len <= 15 &&
 	       two_layout(s, &p, &lo, &hi);
 }
 
@@ -986,7 +1043,12 @@ static int landing_for_two(struct rt_site *site, uintptr_t next, int lo_byte, in
 	uint8_t *write;
 	int err = -ENOSPC;
 
-	for (int k = 0; k < LANDING_TRIES && err; k++) {
+	if (hi_byte < 0) {
+		/* The jump stays inside P0: any landing in reach. */
+		err = dacce_codecache_alloc(&rt.cache, next - 5, next + 11, LANDING_LEN, 8,
+					    &site->landing, &write);
+	}
+	for (int k = 0; k < LANDING_TRIES && err && hi_byte >= 0; k++) {
 		uintptr_t lo, hi, at;
 
 		if (!landing_window(mod, next, (unsigned)hi_byte, k, &lo, &hi))
@@ -1047,13 +1109,15 @@ static int borrow_two(uint32_t index)
 	}
 	if (err)
 		return err;
-	if (jmp[s->prev2_len] != DACCE_TRAP_BYTE ||
-	    (s->prev2_len + s->prev_len < 5 + p &&
-	     jmp[s->prev2_len + s->prev_len] != DACCE_TRAP_BYTE))
-		return -EILSEQ; /* the layout is wrong: never patch then */
-	err = dacce_hashmap_put(&rt.trapped_at, s->prev, index);
-	if (err)
-		return err;
+	if (hi_byte >= 0) {
+		if (jmp[s->prev2_len] != DACCE_TRAP_BYTE ||
+		    (s->prev2_len + s->prev_len < 5 + p &&
+		     jmp[s->prev2_len + s->prev_len] != DACCE_TRAP_BYTE))
+			return -EILSEQ; /* the layout is wrong: never patch then */
+		err = dacce_hashmap_put(&rt.trapped_at, s->prev, index);
+		if (err)
+			return err;
+	}
 	site->dispatch = entry;
 	set_landing(site, entry);
 	patch = (struct dacce_patch){
@@ -1633,7 +1697,7 @@ static uintptr_t through_slot(const struct rt_site *site, uintptr_t target, uint
 
 	if (!tail && site->trapped)
 		return 0;
-	if (!tail && site->scan.len == 6)
+	if (!tail && calls_through_slot(site))
 		return site->scan.slot;
 	if ((site->scan.kind == DACCE_SITE_PLT && site->scan.len == 5) ||
 	    site->scan.kind == DACCE_SITE_TAIL_DIRECT)
@@ -1807,7 +1871,7 @@ static uintptr_t on_first_call(uint64_t token, struct dacce_rt_regs *regs)
 	site = &rt.sites[token];
 	rt.n_first_calls++;
 	if (!site->tramp) {
-		target = site->scan.len == 6 ? *(const uintptr_t *)site->scan.slot : site->scan.target;
+		target = calls_through_slot(site) ? *(const uintptr_t *)site->scan.slot : site->scan.target;
 		err = edge_to((uint32_t)token, target, &edge);
 		if (!err)
 			err = build_trampoline((uint32_t)token, edge, target, 0, &tramp, &after, &op);
@@ -2392,7 +2456,7 @@ static int plan_site(struct rt_code_plan *plan, uint32_t index)
 		return 0; /* free in every epoch: the encoder keeps it so (graph.h) */
 	if (site->tramp)
 		return plan_edge(plan, index, PLAN_TRAMP, site->edge,
-				 site->scan.len == 6 ? 0 : site->scan.target, site->tramp, &site->op,
+				 calls_through_slot(site) ? 0 : site->scan.target, site->tramp, &site->op,
 				 &entry);
 	if (site->dispatched) {
 		fresh = malloc(sizeof(*fresh) * (site->n_by_target ? site->n_by_target : 1));
@@ -2464,7 +2528,7 @@ static int prebuild_site(const struct dacce_dict *next, uint32_t index)
 		return 0;
 	if (site->tramp)
 		return prebuild_edge(next, index, site->edge,
-				     site->scan.len == 6 ? 0 : site->scan.target, site->tramp,
+				     calls_through_slot(site) ? 0 : site->scan.target, site->tramp,
 				     &site->op);
 	for (uint32_t i = 0; i < site->n_by_target && !err; i++) {
 		site = &rt.sites[index];

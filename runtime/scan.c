@@ -277,6 +277,27 @@ static bool can_borrow(const ZydisDecodedInstruction *insn, int8_t *rip_disp)
 }
 
 /*
+ * A jcc dispatch code can run in the prev instruction's place: a plain
+ * `7x rel8` or `0f 8x rel32` (not jrcxz or loop, which have no rel32 form)
+ * whose target stays in the function (one leaving it is a site itself).
+ */
+static bool can_borrow_jcc(const struct scan_state *s, const ZydisDecodedInstruction *insn,
+			   uintptr_t pc)
+{
+	bool short_form = insn->length == 2 && insn->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+			  (insn->opcode & 0xf0) == 0x70;
+	bool near_form = insn->length == 6 && insn->opcode_map == ZYDIS_OPCODE_MAP_0F &&
+			 (insn->opcode & 0xf0) == 0x80;
+	uintptr_t target;
+
+	if (insn->meta.category != ZYDIS_CATEGORY_COND_BR || insn->raw.prefix_count != 0 ||
+	    !(short_form || near_form) || !insn->raw.imm[0].is_relative)
+		return false;
+	target = pc + insn->length + (uintptr_t)insn->raw.imm[0].value.s;
+	return in_range(target, s->start, s->end);
+}
+
+/*
  * Undecodable bytes at pc are padding or data, not code, when they follow an
  * unconditional transfer and no branch seen lands at or after that transfer
  * (landing there would make the run reaching pc, or code beyond it, live).
@@ -456,10 +477,15 @@ int dacce_scan_function(const uint8_t *code, uintptr_t addr, uintptr_t start, ui
 		err = report_transfer(&s, &ctx, &insn, pc, out);
 		if (err)
 			goto cleanup;
-		s.prev2 = s.prev;
+		/* A borrowed jcc is only ever the last instruction before a site. */
+		s.prev2 = s.prev_rip_disp == DACCE_SCAN_PREV_JCC ? 0 : s.prev;
 		s.prev2_len = s.prev_len;
 		s.prev2_rip_disp = s.prev_rip_disp;
 		s.prev = !s.in_dead_padding && can_borrow(&insn, &s.prev_rip_disp) ? pc : 0;
+		if (!s.prev && !s.in_dead_padding && can_borrow_jcc(&s, &insn, pc)) {
+			s.prev = pc;
+			s.prev_rip_disp = DACCE_SCAN_PREV_JCC;
+		}
 		s.prev_len = insn.length;
 		pc += insn.length;
 		if (is_terminator(&insn)) {

@@ -41,6 +41,9 @@ struct dacce_range {
 
 #define DACCE_SCAN_PATCH_LEN 5 /* length of the jmp rel32 a site is rewritten to */
 
+/* prev_rip_disp of a borrowed jcc (`7x rel8` or `0f 8x rel32`, no prefix) */
+#define DACCE_SCAN_PREV_JCC (-2)
+
 struct dacce_scan_site {
 	uintptr_t addr;	  /* run-time address of the instruction */
 	uint8_t len;	  /* its length in bytes */
@@ -54,11 +57,15 @@ struct dacce_scan_site {
 	 * (0: none) and length, and where its RIP-relative displacement sits in
 	 * it (-1: none).  A short site then borrows its bytes for a jump.
 	 * Padding after an unconditional transfer never runs: not borrowed.
+	 * A conditional jump inside the function may be borrowed too
+	 * (`test %rax,%rax; je 1f; call *%rax`, an optional hook): its
+	 * prev_rip_disp is DACCE_SCAN_PREV_JCC, and dispatch code runs it as a
+	 * jcc rel32 to the same target.
 	 */
 	uintptr_t prev;
 	uint8_t prev_len;
 	int8_t prev_rip_disp;
-	/* The instruction before prev, when it can be borrowed too (same rules). */
+	/* The instruction before prev, when it can be borrowed too (same rules, never a jcc). */
 	uintptr_t prev2;
 	uint8_t prev2_len;
 	int8_t prev2_rip_disp;

@@ -11,7 +11,9 @@
 # 10 ms resolution of the timer and a run's noise stay small against it, and that a program's
 # start-up under the runtime (decoding the functions it runs first: 0.1 s for CPython) is a
 # part of the ratio, as it is for a program that runs a second, but not all of it.  The start-up
-# table shows that part for the programs that pay the most.
+# table shows that part for the programs that pay the most.  The workloads are the real
+# programs the runtime must run unchanged (python3, perl, lua5.4, sqlite3, the compressors, gcc
+# compiling a C file: its driver, cc1 and as all run under the runtime), and bash and gzip.
 # Usage: bench-real.sh BUILD_DIR LIBDACCE [RUNS]   (RUNS rounds, default 5: this machine is noisy)
 set -u
 build=$1
@@ -22,10 +24,13 @@ lib=$(realpath -e "$2" 2>/dev/null) || {
 	echo "bench-real: no runtime library at $2" >&2
 	exit 1
 }
+bench=$(cd "$(dirname "${BASH_SOURCE[0]}")/bench" && pwd)
 work=$build/bench
 mkdir -p "$work"
 cd "$work" || exit 1
 [ -f input.txt ] || head -c 20000000 /dev/urandom | base64 >input.txt
+# gcc's input: 80 generated functions, 10,000 lines (the one bench-launch.sh compiles).
+[ -f prog.c ] || awk -v functions=80 -f "$bench/gen-c.awk" >prog.c
 
 workloads=(
 	"python3|/usr/bin/python3 -c 'import json; d = [{\"k\": i, \"v\": str(i) * 3} for i in range(800000)]; print(len(json.loads(json.dumps(d))))'"
@@ -36,6 +41,8 @@ workloads=(
 	"gzip|gzip -c input.txt | md5sum"
 	"sqlite3|sqlite3 :memory: 'with recursive c(x) as (select 1 union all select x + 1 from c where x < 5000000) select sum(x) from c;'"
 	"bash|bash -c 'n=0; for i in \$(seq 1 600000); do n=\$((n + i)); done; echo \$n'"
+	"lua5.4|lua5.4 $bench/tables.lua"
+	"gcc|gcc -O2 -c prog.c -o prog.o"
 )
 
 startups=(

@@ -532,6 +532,54 @@ START_TEST(test_nops_that_run_are_not_padding)
 }
 END_TEST
 
+/*
+ * A jcc inside the function may be the instruction a short call borrows
+ * (`if (hook) hook()`), never the one before it, and never with a prefix or
+ * a target outside the function (that jcc is a site of its own).
+ */
+START_TEST(test_jcc_before_a_call_is_borrowed)
+{
+	static const uint8_t code[] = {
+		0x48, 0x85, 0xc0,		     /* 0: test %rax, %rax */
+		0x74, 0x02,			     /* 3: je 9 */
+		0xff, 0xd0,			     /* 5: call *%rax */
+		0x0f, 0x84, 0x02, 0x00, 0x00, 0x00,  /* 7: je 15 */
+		0xff, 0xd2,			     /* 13: call *%rdx */
+		0x74, 0x02,			     /* 15: je 19 */
+		0x89, 0xc7,			     /* 17: mov %eax, %edi */
+		0xff, 0xd1,			     /* 19: call *%rcx */
+		0x3e, 0x74, 0x02,		     /* 21: je 26 with a prefix (notrack/ds) */
+		0xff, 0xd3,			     /* 24: call *%rbx */
+		0x0f, 0x84, 0x00, 0x01, 0x00, 0x00,  /* 26: je past the function: a site */
+		0xff, 0xd6,			     /* 32: call *%rsi */
+		0xc3,				     /* 34: ret */
+	};
+	struct dacce_scan scan;
+
+	ck_assert_int_eq(scan_bytes(code, sizeof(code), &scan), 0);
+	ck_assert_uint_eq(scan.n, 6);
+	ck_assert_uint_eq(scan.sites[0].addr, BASE + 5);
+	ck_assert_uint_eq(scan.sites[0].prev, BASE + 3);
+	ck_assert_uint_eq(scan.sites[0].prev_len, 2);
+	ck_assert_int_eq(scan.sites[0].prev_rip_disp, DACCE_SCAN_PREV_JCC);
+	ck_assert_uint_eq(scan.sites[0].prev2, BASE);
+	ck_assert_uint_eq(scan.sites[1].addr, BASE + 13);
+	ck_assert_uint_eq(scan.sites[1].prev, BASE + 7);
+	ck_assert_uint_eq(scan.sites[1].prev_len, 6);
+	ck_assert_int_eq(scan.sites[1].prev_rip_disp, DACCE_SCAN_PREV_JCC);
+	ck_assert_uint_eq(scan.sites[2].addr, BASE + 19);
+	ck_assert_uint_eq(scan.sites[2].prev, BASE + 17);
+	ck_assert_int_eq(scan.sites[2].prev_rip_disp, -1);
+	ck_assert_uint_eq(scan.sites[2].prev2, 0); /* the jcc before P is not P0 */
+	ck_assert_uint_eq(scan.sites[3].addr, BASE + 24);
+	ck_assert_uint_eq(scan.sites[3].prev, 0);
+	ck_assert_uint_eq(scan.sites[4].addr, BASE + 26); /* the conditional tail jump */
+	ck_assert_uint_eq(scan.sites[5].addr, BASE + 32);
+	ck_assert_uint_eq(scan.sites[5].prev, 0);
+	dacce_scan_fini(&scan);
+}
+END_TEST
+
 static Suite *scan_suite(void)
 {
 	Suite *s = suite_create("rt_scan");
@@ -543,6 +591,7 @@ static Suite *scan_suite(void)
 	tcase_add_test(calls, test_call_into_plt);
 	tcase_add_test(calls, test_call_register);
 	tcase_add_test(calls, test_call_memory);
+	tcase_add_test(calls, test_jcc_before_a_call_is_borrowed);
 	tcase_add_test(calls, test_call_got_slot);
 	tcase_add_test(calls, test_notrack_call);
 	tcase_add_test(calls, test_real_function);

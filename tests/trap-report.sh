@@ -4,7 +4,9 @@
 # summary at exit under DACCE_LOG=1: hops.c's tail jump through a table of 100 functions must
 # head it (40 traps or a few more: one per new target, as its dispatch code meets each), the
 # lines must be sorted, and nothing is printed without DACCE_LOG.  padsites.c's two short sites,
-# which get room from padding inside their function, must not trap per call (4,000 calls), and
+# which get room from padding inside their function, borrowtwo.c's and borrowjcc.c's, which
+# borrow the instructions before them, and prefixedcall.c's direct calls behind prefixes must
+# not trap per call (4,000 calls or more), and
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
 # hot tail call must get an epoch of its own, tailstall.c's long frame must not put
@@ -71,6 +73,8 @@ no_trap_per_call() {
 }
 no_trap_per_call padsites "short sites with padding in their function"
 no_trap_per_call borrowtwo "short sites borrowing two instructions"
+no_trap_per_call borrowjcc "short calls borrowing the conditional jump before them"
+no_trap_per_call prefixedcall "direct calls behind prefixes"
 
 # indirect.c's call through a table of 1,000 functions: each new target enters the slow path
 # from the dispatch code (the compared ones, then the table's lookup), none traps.

@@ -3,10 +3,12 @@
  * Short sites that borrow the two instructions before them: a 2-byte
  * `jmp *%rax` after two 2-byte pops (the jump written over them covers the
  * site's start too, so two bytes of its rel32 read as int3), and a 2-byte
- * `call *%rax` after a 3-byte and a 2-byte move (one byte fixed).  Written
- * in assembly so the layout is exactly this, with code of no padding around
+ * `call *%rax` after a 3-byte and a 2-byte move (one byte fixed), and a
+ * 2-byte `call *(%rax)` after a 5-byte and a 2-byte move (the jump fits in
+ * the first: nothing fixed, the second left as it is).  Written in
+ * assembly so the layout is exactly this, with code of no padding around
  * (no hop in reach).  Each runs 2,000 times: tests/trap-report.sh checks
- * that neither traps per call; the probes check the contexts.
+ * that none traps per call; the probes check the contexts.
  */
 #include "probe.h"
 
@@ -14,6 +16,7 @@
 
 void two_tail(void (*target)(int), int round);
 void two_call(void (*target)(int), int round);
+void two_wide(void (**slot)(int), int round);
 
 __asm__(".text\n"
 	".p2align 4\n"
@@ -64,6 +67,24 @@ __asm__(".text\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
 	".size two_call, .-two_call\n"
+	/* two_wide(slot, round): calls *slot(round) after a 5-byte and a 2-byte move */
+	".globl two_wide\n"
+	".type two_wide, @function\n"
+	"two_wide:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_offset %rbx, -16\n"
+	"	mov %rdi, %rax\n"
+	"	.byte 0x48, 0x8b, 0x4c, 0x24, 0x08\n" /* mov 0x8(%rsp), %rcx */
+	"	mov %esi, %edi\n"
+	"	call *(%rax)\n"
+	"	pop %rbx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_restore %rbx\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size two_wide, .-two_wide\n"
 	".type filler_last, @function\n"
 	"filler_last:\n"
 	".rept 80\n"
@@ -88,11 +109,21 @@ NOINLINE static void call_target(int round)
 	sink++;
 }
 
+NOINLINE static void wide_target(int round)
+{
+	if (round % 500 == 2)
+		probe("wide-target");
+	sink++;
+}
+
+static void (*wide_slot)(int) = wide_target;
+
 NOINLINE static void rounds(void)
 {
 	for (int round = 0; round < 2000; round++) {
 		two_tail(tail_target, round);
 		two_call(call_target, round);
+		two_wide(&wide_slot, round);
 	}
 }
 
