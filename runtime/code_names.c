@@ -170,13 +170,11 @@ static int row_of(uintptr_t addr, struct dacce_cfa_row *row)
  */
 static uint64_t group_of(uintptr_t start)
 {
-	for (size_t i = 0; i < rt.cache.n; i++) {
-		const struct dacce_code_region *r = &rt.cache.regions[i];
+	long i = dacce_codecache_region_index(&rt.cache, start);
 
-		if (start >= r->exec && start - r->exec < r->size)
-			return r->window_page ? ((uint64_t)1 << 63) | start : i;
-	}
-	return ((uint64_t)1 << 63) | start;
+	if (i < 0 || rt.cache.regions[i].window_page)
+		return ((uint64_t)1 << 63) | start;
+	return (uint64_t)i;
 }
 
 void rt_code_names_flush(void)

@@ -33,6 +33,7 @@ void dacce_codecache_fini(struct dacce_codecache *cache)
 		munmap(cache->regions[i].write, cache->regions[i].size);
 	}
 	free(cache->regions);
+	free(cache->by_exec);
 	free(cache->maps);
 	dacce_kept_fd_close(&cache->maps_file);
 	memset(cache, 0, sizeof(*cache));
@@ -326,14 +327,50 @@ static int reserve_region_slot(struct dacce_codecache *cache)
 	size_t cap = cache->cap ? cache->cap * 2 : 8;
 	struct dacce_code_region *grown;
 
+	struct dacce_region_key *keys;
+
 	if (cache->n < cache->cap)
 		return 0;
+	keys = realloc(cache->by_exec, cap * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	cache->by_exec = keys;
 	grown = realloc(cache->regions, cap * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
 	cache->regions = grown;
 	cache->cap = cap;
 	return 0;
+}
+
+/* How many keys start at or below addr. */
+static size_t keys_up_to(const struct dacce_codecache *cache, uintptr_t addr)
+{
+	size_t lo = 0, hi = cache->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cache->by_exec[mid].exec <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Appends region (room reserved) and puts it in its place in the sorted index. */
+static struct dacce_code_region *append_region(struct dacce_codecache *cache,
+					       const struct dacce_code_region *region)
+{
+	size_t at = keys_up_to(cache, region->exec);
+
+	memmove(&cache->by_exec[at + 1], &cache->by_exec[at],
+		(cache->n - at) * sizeof(*cache->by_exec));
+	cache->by_exec[at] = (struct dacce_region_key){ .exec = region->exec, .size = region->size,
+							.index = cache->n };
+	cache->regions[cache->n] = *region;
+	return &cache->regions[cache->n++];
 }
 
 /* Where a new region must go: within rel32 of [lo, hi) (size bytes), or a window page. */
@@ -406,7 +443,7 @@ static int add_region(struct dacce_codecache *cache, uintptr_t near_lo, uintptr_
 	err = map_placed(cache, &want, &region);
 	if (err)
 		return err;
-	cache->regions[cache->n++] = region;
+	append_region(cache, &region);
 	DACCE_PROBE(code_region, region.exec, region.size);
 	return 0;
 }
@@ -538,7 +575,7 @@ int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, ui
 		return err;
 	region.window_page = true;
 	region.used = region.size; /* never carved by dacce_codecache_alloc */
-	cache->regions[cache->n++] = region;
+	append_region(cache, &region);
 	DACCE_PROBE(code_region, region.exec, region.size);
 	return window_carve(&cache->regions[cache->n - 1], lo, hi, len, exec, write) ? 0 : -ENOSPC;
 }
@@ -590,15 +627,22 @@ int dacce_codecache_unshare(struct dacce_codecache *cache)
 	return 0;
 }
 
+long dacce_codecache_region_index(const struct dacce_codecache *cache, uintptr_t addr)
+{
+	size_t n = cache ? keys_up_to(cache, addr) : 0;
+	const struct dacce_region_key *k;
+
+	if (n == 0)
+		return -1;
+	k = &cache->by_exec[n - 1];
+	return addr - k->exec < k->size ? (long)k->index : -1;
+}
+
 uint8_t *dacce_codecache_writable(const struct dacce_codecache *cache, uintptr_t exec)
 {
-	for (size_t i = 0; i < cache->n; i++) {
-		const struct dacce_code_region *r = &cache->regions[i];
+	long i = dacce_codecache_region_index(cache, exec);
 
-		if (exec >= r->exec && exec - r->exec < r->size)
-			return r->write + (exec - r->exec);
-	}
-	return NULL;
+	return i < 0 ? NULL : cache->regions[i].write + (exec - cache->regions[i].exec);
 }
 
 int dacce_codecache_contains(const struct dacce_codecache *cache, uintptr_t addr)

@@ -31,9 +31,21 @@ struct dacce_address_range {
 	uintptr_t start, end;
 };
 
+/* A region's place in the sorted index: its run-time address and its index in regions. */
+struct dacce_region_key {
+	uintptr_t exec;
+	size_t size, index;
+};
+
 struct dacce_codecache {
 	struct dacce_code_region *regions;
 	size_t n, cap;
+	/*
+	 * The regions sorted by exec (room for cap): telling whether an address
+	 * is generated code is a binary search, not a walk over every region
+	 * (cc1 maps 300 and asks tens of thousands of times per epoch).
+	 */
+	struct dacce_region_key *by_exec;
 	size_t last; /* the region carved from last: tried first (the earlier ones fill up) */
 	/*
 	 * The address space as /proc/self/maps showed it, plus the regions
@@ -85,6 +97,9 @@ int dacce_codecache_alloc_window(struct dacce_codecache *cache, uintptr_t lo, ui
  * parent and child both call this after a fork, before writing any code.
  */
 int dacce_codecache_unshare(struct dacce_codecache *cache);
+
+/* The index in regions of the region holding addr, or -1 (a binary search). */
+long dacce_codecache_region_index(const struct dacce_codecache *cache, uintptr_t addr);
 
 /* The writable view of an executable address in the cache, or NULL. */
 uint8_t *dacce_codecache_writable(const struct dacce_codecache *cache, uintptr_t exec);

@@ -222,6 +222,52 @@ START_TEST(test_trim_gives_back_only_the_last_piece)
 }
 END_TEST
 
+/*
+ * Regions mapped out of address order are each found by address (the
+ * sorted index), with the writable view of their own, and the pages between
+ * and around them, and the last byte past each, are not the cache's.
+ */
+START_TEST(test_regions_are_found_by_address_in_any_order)
+{
+	static const int order[] = { 5, 1, 7, 3, 0, 6, 2, 4 };
+	struct dacce_codecache cache;
+	uintptr_t base = free_pages(), exec[8];
+	uint8_t *write[8];
+
+	dacce_codecache_init(&cache);
+	/* Every other page of the eight free ones (0, 2, 4, 6), in a scrambled order. */
+	for (int k = 0; k < 8; k++) {
+		int i = order[k];
+
+		if (i % 2)
+			continue;
+		ck_assert_int_eq(dacce_codecache_alloc_window(&cache, base + i * PAGE + 8,
+							      base + i * PAGE + 9, LANDING,
+							      &exec[i], &write[i]),
+				 0);
+		ck_assert_uint_eq(exec[i], base + i * PAGE + 8);
+		write[i][0] = (uint8_t)(0x40 + i);
+	}
+	ck_assert_uint_eq(cache.n, 4);
+	for (int i = 0; i < 8; i += 2) {
+		long r = dacce_codecache_region_index(&cache, exec[i]);
+
+		ck_assert_int_ge(r, 0);
+		ck_assert_uint_eq(cache.regions[r].exec, base + i * PAGE);
+		ck_assert_ptr_eq(dacce_codecache_writable(&cache, exec[i]), write[i]);
+		ck_assert_uint_eq(*(volatile uint8_t *)exec[i], 0x40 + i);
+		ck_assert_int_eq(dacce_codecache_contains(&cache, base + i * PAGE), 1);
+		ck_assert_int_eq(dacce_codecache_contains(&cache, base + (i + 1) * PAGE - 1), 1);
+		ck_assert_int_eq(dacce_codecache_contains(&cache, base + (i + 1) * PAGE), 0);
+		ck_assert_int_eq(dacce_codecache_region_index(&cache, base + (i + 1) * PAGE), -1);
+	}
+	ck_assert_int_eq(dacce_codecache_contains(&cache, base - 1), 0);
+	ck_assert_int_eq(dacce_codecache_contains(&cache, 0), 0);
+	ck_assert_int_eq(dacce_codecache_contains(&cache, UINTPTR_MAX), 0);
+	dacce_codecache_fini(&cache);
+}
+END_TEST
+
 /* Whether p[from, to) is all zero. */
 static bool zero_between(const uint8_t *p, size_t from, size_t to)
 {
@@ -268,6 +314,7 @@ static Suite *codecache_suite(void)
 	tcase_add_test(tc, test_large_block_keeps_its_bytes_when_grown);
 	tcase_add_test(tc, test_trim_gives_back_only_the_last_piece);
 	tcase_add_test(tc, test_grown_room_is_zero);
+	tcase_add_test(tc, test_regions_are_found_by_address_in_any_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
