@@ -23,6 +23,15 @@ void hook_near(hook_fn hook, int round); /* test; je rel32; call *%rax */
 void hook_short(hook_fn hook, int round); /* test; je rel8; call *%rax */
 void hook_loop(hook_fn hook, int times);  /* hook(times), ..., hook(1): sub; js out; call *%rax */
 
+/* hook(hook, x): `test %rax, %rax`, the jcc given (to 1f, from 2f), `call *%rax` at 2 */
+#define HOOK(name, jcc)                                                                     \
+	".globl " name "\n.type " name ", @function\n" name ":\n	.cfi_startproc\n"          \
+	"	push %rbx\n	.cfi_adjust_cfa_offset 8\n	.cfi_offset %rbx, -16\n"               \
+	"	mov %rdi, %rax\n	mov %esi, %edi\n	test %rax, %rax\n" jcc                       \
+	"2:	call *%rax\n"                                                                 \
+	"1:	pop %rbx\n	.cfi_adjust_cfa_offset -8\n	.cfi_restore %rbx\n	ret\n"           \
+	"	.cfi_endproc\n.size " name ", .-" name "\n"
+
 __asm__(".text\n"
 	".p2align 4\n"
 	".type jcc_filler_first, @function\n"
@@ -32,43 +41,9 @@ __asm__(".text\n"
 	".endr\n"
 	"	ret\n"
 	".size jcc_filler_first, .-jcc_filler_first\n"
-	".globl hook_near\n"
-	".type hook_near, @function\n"
-	"hook_near:\n"
-	"	.cfi_startproc\n"
-	"	push %rbx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	.cfi_offset %rbx, -16\n"
-	"	mov %rdi, %rax\n"
-	"	mov %esi, %edi\n"
-	"	test %rax, %rax\n"
-	"	.byte 0x0f, 0x84\n" /* je rel32, whatever the assembler would pick */
-	"	.long 1f - 2f\n"
-	"2:	call *%rax\n"
-	"1:	pop %rbx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	.cfi_restore %rbx\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	".size hook_near, .-hook_near\n"
-	".globl hook_short\n"
-	".type hook_short, @function\n"
-	"hook_short:\n"
-	"	.cfi_startproc\n"
-	"	push %rbx\n"
-	"	.cfi_adjust_cfa_offset 8\n"
-	"	.cfi_offset %rbx, -16\n"
-	"	mov %rdi, %rax\n"
-	"	mov %esi, %edi\n"
-	"	test %rax, %rax\n"
-	"	.byte 0x74, 1f - 2f\n" /* je rel8 */
-	"2:	call *%rax\n"
-	"1:	pop %rbx\n"
-	"	.cfi_adjust_cfa_offset -8\n"
-	"	.cfi_restore %rbx\n"
-	"	ret\n"
-	"	.cfi_endproc\n"
-	".size hook_short, .-hook_short\n"
+	HOOK("hook_near", /* je rel32, whatever the assembler would pick */
+	     "	.byte 0x0f, 0x84\n	.long 1f - 2f\n")
+	HOOK("hook_short", "	.byte 0x74, 1f - 2f\n" /* je rel8 */)
 	".globl hook_loop\n"
 	".type hook_loop, @function\n"
 	"hook_loop:\n"
