@@ -31,6 +31,12 @@ void dacce_cfa_close(struct dacce_cfa *cfa)
 	free(cfa);
 }
 
+/* %rsp + 8: the return address on top, no frame of the function's own. */
+static int frameless(const struct dacce_cfa_row *row)
+{
+	return row->cfa_reg == 7 && row->cfa_offset == 8;
+}
+
 int dacce_cfa_is_frameless_at(const struct dacce_cfa *cfa, uintptr_t addr)
 {
 	struct dacce_cfa_row row;
@@ -38,7 +44,27 @@ int dacce_cfa_is_frameless_at(const struct dacce_cfa *cfa, uintptr_t addr)
 
 	if (!cfa || dacce_eh_frame_row(&cfa->tables, addr, &row, &lo, &hi) != 0)
 		return -1;
-	return row.cfa_reg == 7 && row.cfa_offset == 8;
+	return frameless(&row);
+}
+
+struct dacce_eh_frame_walk *dacce_cfa_walk_new(const struct dacce_cfa *cfa)
+{
+	return cfa ? dacce_eh_frame_walk_new(&cfa->tables) : NULL;
+}
+
+void dacce_cfa_walk_free(struct dacce_eh_frame_walk *walk)
+{
+	dacce_eh_frame_walk_free(walk);
+}
+
+int dacce_cfa_walk_is_frameless_at(struct dacce_eh_frame_walk *walk, uintptr_t addr)
+{
+	struct dacce_cfa_row row;
+	uintptr_t lo, hi;
+
+	if (!walk || dacce_eh_frame_walk_row(walk, addr, &row, &lo, &hi) != 0)
+		return -1;
+	return frameless(&row);
 }
 
 int dacce_cfa_rule_at(const struct dacce_cfa *cfa, uintptr_t addr, int *reg, int64_t *offset)

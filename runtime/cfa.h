@@ -14,6 +14,7 @@
 #include "modules.h"
 
 struct dacce_cfa;
+struct dacce_eh_frame_walk;
 
 /* Opens the module's unwind information; NULL when it has none or cannot be read. */
 struct dacce_cfa *dacce_cfa_open(const struct dacce_module_info *m);
@@ -21,6 +22,16 @@ void dacce_cfa_close(struct dacce_cfa *cfa);
 
 /* 1: the CFA at addr is %rsp + 8; 0: it is something else; -1: unknown. */
 int dacce_cfa_is_frameless_at(const struct dacce_cfa *cfa, uintptr_t addr);
+
+/*
+ * The same for questions asked in increasing address order (the tail sites
+ * of the function being decoded): each goes on in the FDE from where the
+ * last stopped (ehframe.h).  _new allocates (NULL: out of memory, or no
+ * tables), so it is not for a signal handler; the walk must not outlive cfa.
+ */
+struct dacce_eh_frame_walk *dacce_cfa_walk_new(const struct dacce_cfa *cfa);
+void dacce_cfa_walk_free(struct dacce_eh_frame_walk *walk);
+int dacce_cfa_walk_is_frameless_at(struct dacce_eh_frame_walk *walk, uintptr_t addr);
 
 /*
  * The CFA rule at addr when it is a register plus an offset (the DWARF

@@ -4,6 +4,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A bounded reader: a read past end marks it bad and yields 0. */
@@ -553,20 +554,28 @@ static int step(struct machine *m, struct cursor *c)
 	}
 }
 
-/* Runs instructions until they end or a row starts past the target: 0 or an error. */
-static int run(struct machine *m, uintptr_t insns, uintptr_t insns_end)
+/*
+ * Runs instructions from c until they end or a row starts past the target:
+ * 0 or an error.  c is left after the last instruction run.
+ */
+static int run_from(struct machine *m, struct cursor *c)
 {
-	struct cursor c = { .p = insns, .end = insns_end };
+	while (c->p < c->end) {
+		int done = step(m, c);
 
-	while (c.p < c.end) {
-		int done = step(m, &c);
-
-		if (c.bad)
+		if (c->bad)
 			return -EINVAL;
 		if (done)
 			return done < 0 ? done : 0;
 	}
 	return 0;
+}
+
+static int run(struct machine *m, uintptr_t insns, uintptr_t insns_end)
+{
+	struct cursor c = { .p = insns, .end = insns_end };
+
+	return run_from(m, &c);
 }
 
 static void state_to_row(const struct state *s, struct dacce_cfa_row *row)
@@ -581,41 +590,115 @@ static void state_to_row(const struct state *s, struct dacce_cfa_row *row)
 		};
 }
 
+/* A walk through one FDE's rows, kept between questions (ehframe.h). */
+struct dacce_eh_frame_walk {
+	const struct dacce_eh_frame *eh;
+	bool live; /* cie, fde, m and left hold a walk stopped at m.target */
+	struct cie cie;
+	struct fde fde;
+	struct machine m;
+	struct cursor left; /* the FDE's instructions not run yet */
+};
+
+/* Starts w over in the FDE that covers addr, run up to addr. */
+static int walk_start(struct dacce_eh_frame_walk *w, uintptr_t addr)
+{
+	struct machine *m = &w->m;
+	uintptr_t at;
+	int err = find_fde(w->eh, addr, &at);
+
+	w->live = false;
+	if (err)
+		return err;
+	err = parse_fde(w->eh, at, &w->fde, &w->cie);
+	if (err)
+		return err;
+	if (addr < w->fde.start || addr >= w->fde.end)
+		return -ENOENT;
+	memset(m, 0, sizeof(*m));
+	m->cie = &w->cie;
+	m->target = UINTPTR_MAX; /* the CIE's instructions hold from the start */
+	m->loc = w->fde.start;
+	abi_defaults(&m->now);
+	err = run(m, w->cie.insns, w->cie.insns_end);
+	if (err)
+		return err;
+	m->initial = m->now;
+	m->depth = 0;
+	m->target = addr;
+	m->row_end = w->fde.end;
+	w->left = (struct cursor){ .p = w->fde.insns, .end = w->fde.insns_end };
+	err = run_from(m, &w->left);
+	w->live = err == 0;
+	return err;
+}
+
+/*
+ * Goes on to addr, at or past the last target in the same FDE: the row
+ * found holds until row_end, where the instruction that stopped the walk
+ * starts the next one.
+ */
+static int walk_on(struct dacce_eh_frame_walk *w, uintptr_t addr)
+{
+	struct machine *m = &w->m;
+	int err;
+
+	if (addr < m->row_end) {
+		m->target = addr;
+		return 0;
+	}
+	m->loc = m->row_end;
+	m->target = addr;
+	m->row_end = w->fde.end;
+	err = run_from(m, &w->left);
+	w->live = err == 0;
+	return err;
+}
+
+static int walk_row(struct dacce_eh_frame_walk *w, uintptr_t addr, struct dacce_cfa_row *row,
+		    uintptr_t *row_lo, uintptr_t *row_hi)
+{
+	const struct machine *m = &w->m;
+	int err;
+
+	if (w->live && addr >= m->target && addr < w->fde.end)
+		err = walk_on(w, addr);
+	else
+		err = walk_start(w, addr);
+	if (err)
+		return err;
+	if (m->now.cfa_is_expression || m->now.cfa_reg > UINT8_MAX)
+		return -ENOTSUP;
+	state_to_row(&m->now, row);
+	*row_lo = m->loc;
+	*row_hi = m->row_end < w->fde.end ? m->row_end : w->fde.end;
+	return 0;
+}
+
 int dacce_eh_frame_row(const struct dacce_eh_frame *eh, uintptr_t addr, struct dacce_cfa_row *row,
 		       uintptr_t *row_lo, uintptr_t *row_hi)
 {
-	struct machine m;
-	struct cie cie;
-	struct fde fde;
-	uintptr_t at;
-	int err = find_fde(eh, addr, &at);
+	struct dacce_eh_frame_walk w = { .eh = eh };
 
-	if (err)
-		return err;
-	err = parse_fde(eh, at, &fde, &cie);
-	if (err)
-		return err;
-	if (addr < fde.start || addr >= fde.end)
-		return -ENOENT;
-	memset(&m, 0, sizeof(m));
-	m.cie = &cie;
-	m.target = UINTPTR_MAX; /* the CIE's instructions hold from the start */
-	m.loc = fde.start;
-	abi_defaults(&m.now);
-	err = run(&m, cie.insns, cie.insns_end);
-	if (err)
-		return err;
-	m.initial = m.now;
-	m.depth = 0;
-	m.target = addr;
-	m.row_end = fde.end;
-	err = run(&m, fde.insns, fde.insns_end);
-	if (err)
-		return err;
-	if (m.now.cfa_is_expression || m.now.cfa_reg > UINT8_MAX)
-		return -ENOTSUP;
-	state_to_row(&m.now, row);
-	*row_lo = m.loc;
-	*row_hi = m.row_end < fde.end ? m.row_end : fde.end;
-	return 0;
+	return walk_row(&w, addr, row, row_lo, row_hi);
+}
+
+struct dacce_eh_frame_walk *dacce_eh_frame_walk_new(const struct dacce_eh_frame *eh)
+{
+	struct dacce_eh_frame_walk *w = calloc(1, sizeof(*w));
+
+	if (w)
+		w->eh = eh;
+	return w;
+}
+
+void dacce_eh_frame_walk_free(struct dacce_eh_frame_walk *w)
+{
+	free(w);
+}
+
+int dacce_eh_frame_walk_row(struct dacce_eh_frame_walk *w, uintptr_t addr,
+			    struct dacce_cfa_row *row, uintptr_t *row_lo, uintptr_t *row_hi)
+{
+	return walk_row(w, addr, row, row_lo, row_hi);
 }

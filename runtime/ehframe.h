@@ -42,4 +42,17 @@ int dacce_eh_frame_init(struct dacce_eh_frame *eh, uintptr_t hdr, uintptr_t lo, 
 int dacce_eh_frame_row(const struct dacce_eh_frame *eh, uintptr_t addr, struct dacce_cfa_row *row,
 		       uintptr_t *row_lo, uintptr_t *row_hi);
 
+/*
+ * The same answers for questions asked in increasing address order (the
+ * tail sites of one function, as it is decoded): each goes on in the FDE's
+ * program from where the last one stopped, rather than from its start.
+ * Any other order works too (the walk starts over).  The tables must stay
+ * mapped while the walk is used.  _new returns NULL when out of memory.
+ */
+struct dacce_eh_frame_walk;
+struct dacce_eh_frame_walk *dacce_eh_frame_walk_new(const struct dacce_eh_frame *eh);
+void dacce_eh_frame_walk_free(struct dacce_eh_frame_walk *walk);
+int dacce_eh_frame_walk_row(struct dacce_eh_frame_walk *walk, uintptr_t addr,
+			    struct dacce_cfa_row *row, uintptr_t *row_lo, uintptr_t *row_hi);
+
 #endif

@@ -1345,8 +1345,22 @@ static void announce_fragment(const struct dacce_func *fn, uint32_t node)
  * A site found by the scan: jumps that stay in the function are left alone
  * (fragments they reach are decoded as part of it); the rest are redirected.
  */
+/*
+ * Whether the CFA at a site of the function being decoded is %rsp + 8
+ * (cfa.h): through *walk, made at the function's first tail site, since
+ * sites come in address order; asked afresh when it cannot be made.
+ */
+static int frameless_at(const struct rt_module *m, struct dacce_eh_frame_walk **walk,
+			uintptr_t addr)
+{
+	if (!*walk)
+		*walk = dacce_cfa_walk_new(m->cfa);
+	return *walk ? dacce_cfa_walk_is_frameless_at(*walk, addr)
+		     : dacce_cfa_is_frameless_at(m->cfa, addr);
+}
+
 static int consider_site(const struct dacce_scan_site *s, const struct dacce_func *fn,
-			 uint32_t node)
+			 uint32_t node, struct dacce_eh_frame_walk **walk)
 {
 	const struct rt_module *m = module_of(s->addr);
 	const struct dacce_func *fragment;
@@ -1358,7 +1372,7 @@ static int consider_site(const struct dacce_scan_site *s, const struct dacce_fun
 	 * tail call, whatever it reaches: left alone, and a function start it
 	 * reaches is a fragment of this one.
 	 */
-	if (dacce_cfa_is_frameless_at(m->cfa, s->addr) == 0) {
+	if (frameless_at(m, walk, s->addr) == 0) {
 		const struct dacce_func *f = s->target && rt_module_at(s->target) == m
 						     ? dacce_funcs_find(&m->funcs, s->target)
 						     : NULL;
@@ -1474,6 +1488,7 @@ static bool under_breakpoint(const struct dacce_scan_site *s, const struct break
 static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
 	struct rt_module *m = module_of(fn->start);
+	struct dacce_eh_frame_walk *walk = NULL;
 	struct dacce_scan scan, *outer;
 	struct breakpoints breakpoints;
 	uint32_t known;
@@ -1529,7 +1544,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	rt.decoding = &scan;
 	for (size_t i = 0; i < scan.n && !err; i++)
 		if (!under_breakpoint(&scan.sites[i], &breakpoints))
-			err = consider_site(&scan.sites[i], fn, node);
+			err = consider_site(&scan.sites[i], fn, node, &walk);
 	rt.decoding = outer;
 	close_err = dacce_patch_queue_close();
 	if (!err)
@@ -1537,6 +1552,7 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 	if (!err && armed)
 		err = dacce_entries_disarm(&m->entries, fn) < 0 ? -EIO : 0;
 cleanup:
+	dacce_cfa_walk_free(walk);
 	dacce_scan_fini(&scan);
 	free(copy);
 	return err;

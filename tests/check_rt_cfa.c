@@ -143,9 +143,35 @@ static void assert_same_row(const struct dacce_cfa_row *ours, const struct libdw
 }
 
 /* Every executable address of m: our row and libdw's; returns the rows compared. */
+/*
+ * The walk's answer at addr equals the one-shot reader's (both are asked in
+ * increasing order by compare_module, each row's start, then its last byte).
+ */
+static void assert_walk_agrees(struct dacce_eh_frame_walk *walk, const struct dacce_eh_frame *eh,
+			       uintptr_t addr, const char *path, uintptr_t bias)
+{
+	struct dacce_cfa_row want, got;
+	uintptr_t want_lo = 0, want_hi = 0, lo = 0, hi = 0;
+	int want_err, err;
+
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	want_err = dacce_eh_frame_row(eh, addr, &want, &want_lo, &want_hi);
+	err = dacce_eh_frame_walk_row(walk, addr, &got, &lo, &hi);
+	EXPECT(err == want_err, "%s+%#lx: the walk says %d, the reader %d", path,
+	       (unsigned long)(addr - bias), err, want_err);
+	if (err)
+		return;
+	EXPECT(lo == want_lo && hi == want_hi && memcmp(&got, &want, sizeof(got)) == 0,
+	       "%s+%#lx: the walk's row [%#lx, %#lx) is not the reader's [%#lx, %#lx)", path,
+	       (unsigned long)(addr - bias), (unsigned long)(lo - bias), (unsigned long)(hi - bias),
+	       (unsigned long)(want_lo - bias), (unsigned long)(want_hi - bias));
+}
+
 static size_t compare_module(const struct dacce_module_info *m)
 {
 	const char *path = m->is_main ? "/proc/self/exe" : m->path;
+	struct dacce_eh_frame_walk *walk;
 	struct dacce_eh_frame eh;
 	size_t rows = 0;
 	Dwarf_CFI *cfi;
@@ -156,6 +182,8 @@ static size_t compare_module(const struct dacce_module_info *m)
 	ck_assert_int_eq(dacce_eh_frame_init(&eh, m->eh_frame_hdr.start, m->unwind_readable.start,
 					     m->unwind_readable.end),
 			 0);
+	walk = dacce_eh_frame_walk_new(&eh);
+	ck_assert_ptr_nonnull(walk);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(fd, 0);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -171,6 +199,7 @@ static size_t compare_module(const struct dacce_module_info *m)
 			uintptr_t lo = 0, hi = 0;
 			int err = dacce_eh_frame_row(&eh, addr, &ours, &lo, &hi);
 
+			assert_walk_agrees(walk, &eh, addr, m->path, m->bias);
 			if (!want.found) {
 				EXPECT(err == -ENOENT, "%s+%#lx: %d where libdw has no FDE",
 					      m->path, (unsigned long)(addr - m->bias), err);
@@ -196,9 +225,13 @@ static size_t compare_module(const struct dacce_module_info *m)
 				      (unsigned long)(hi - m->bias), (unsigned long)(want.lo - m->bias),
 				      (unsigned long)(want.hi - m->bias));
 			rows++;
+			/* The row's last byte, then the next row: the walk goes on twice. */
+			if (hi - 1 > addr)
+				assert_walk_agrees(walk, &eh, hi - 1, m->path, m->bias);
 			addr = hi;
 		}
 	}
+	dacce_eh_frame_walk_free(walk);
 	dwarf_cfi_end(cfi);
 	elf_end(elf);
 	close(fd);
