@@ -1342,10 +1342,6 @@ static void announce_fragment(const struct dacce_func *fn, uint32_t node)
 }
 
 /*
- * A site found by the scan: jumps that stay in the function are left alone
- * (fragments they reach are decoded as part of it); the rest are redirected.
- */
-/*
  * Whether the CFA at a site of the function being decoded is %rsp + 8
  * (cfa.h): through *walk, made at the function's first tail site, since
  * sites come in address order; asked afresh when it cannot be made.
@@ -1359,6 +1355,10 @@ static int frameless_at(const struct rt_module *m, struct dacce_eh_frame_walk **
 		     : dacce_cfa_is_frameless_at(m->cfa, addr);
 }
 
+/*
+ * A site found by the scan: jumps that stay in the function are left alone
+ * (fragments they reach are decoded as part of it); the rest are redirected.
+ */
 static int consider_site(const struct dacce_scan_site *s, const struct dacce_func *fn,
 			 uint32_t node, struct dacce_eh_frame_walk **walk)
 {
