@@ -307,12 +307,19 @@ __attribute__((visibility("default"))) void makecontext(ucontext_t *context, voi
 /*
  * A context getcontext took and no coroutine record knows, entered the
  * way longjmp enters a jmp_buf: its mark is put back (rt.h).  Any other
- * context keeps the thread's state as it is.  frame: the interposer's, above
- * libc's code that makes the jump.
+ * context keeps the thread's state as it is.  frame: the interposer's frame
+ * address.  libc's code that makes the jump runs below the stack pointer of
+ * the interposer's caller (frame + 16, past the saved %rbp and the return
+ * address), but not always below frame: the interposers tail-call it, and it
+ * then runs where the return address was.  With frame itself as the bound,
+ * a sample there read the landing's context over the jumping frames
+ * (validate-programs, getcontext.c at -O0, once in a few CI runs).
  */
 static void enter_taken_context(const ucontext_t *to, void *frame)
 {
-	dacce_rt_context_rewind(to, (uintptr_t)to->uc_mcontext.gregs[REG_RSP], (uintptr_t)frame);
+	uintptr_t caller_sp = (uintptr_t)frame + 2 * sizeof(void *);
+
+	dacce_rt_context_rewind(to, (uintptr_t)to->uc_mcontext.gregs[REG_RSP], caller_sp);
 }
 
 __attribute__((visibility("default"))) int swapcontext(ucontext_t *from, const ucontext_t *to)
