@@ -309,5 +309,91 @@ for opt in 0 2; do
 	fi
 done
 
+# 6. A context getcontext took, entered again by setcontext and swapcontext from deeper frames
+# (and a longjmp to a setjmp):
+# the runtime puts the landing's context back before libc's code switches the stack, and says
+# so with jump_sp in the thread's block (tls.h), which a sampler compares with sp.  At the
+# entry of libc's setcontext, swapcontext and longjmp, sp must be below jump_sp.  The context
+# interposers tail-call libc's, which then runs where their caller's return address was, above
+# their own frame: a bound taken at their frame let a sample there read the landing's context over
+# the jumping frames (validate-programs saw one at -O0 in a CI run).
+cat >"$work/jump.c" <<'EOF'
+#include <setjmp.h>
+#include <stdio.h>
+#include <ucontext.h>
+static ucontext_t back, left_behind;
+static jmp_buf env;
+static volatile int jumps;
+__attribute__((noinline)) static void leave(void) { setcontext(&back); }
+__attribute__((noinline)) static void deeper(int n) { if (n == 0) leave(); else deeper(n - 1); jumps += 100; }
+__attribute__((noinline)) static void swap_back(void) { swapcontext(&left_behind, &back); }
+__attribute__((noinline)) static void jump_back(int n) { if (n == 0) longjmp(env, 1); jump_back(n - 1); jumps += 100; }
+int main(void)
+{
+	for (volatile int how = 0; how < 3; how++) {
+		volatile int entered = 0;
+
+		getcontext(&back);
+		if (entered) {
+			jumps++;
+			continue;
+		}
+		entered = 1;
+		if (how == 0)
+			leave();
+		else if (how == 1)
+			deeper(5);
+		else
+			swap_back();
+	}
+	if (setjmp(env) == 0)
+		jump_back(3);
+	else
+		jumps++;
+	printf("%d\n", jumps);
+	return 0;
+}
+EOF
+cat >"$work/jump.py" <<'EOF'
+import struct
+import gdb
+
+class EntryOfLibc(gdb.Breakpoint):
+    """At libc's own entry (not the runtime's interposer): sp against the block's jump_sp."""
+    def stop(self):
+        frame = gdb.newest_frame()
+        pc = int(frame.pc())
+        if "libc.so" not in (gdb.solib_name(pc) or ""):
+            return False
+        inferior = gdb.selected_inferior()
+        table = int(gdb.parse_and_eval("(unsigned long)&dacce_debug_returns"))
+        tpoff = struct.unpack("<q", bytes(inferior.read_memory(table + 24, 8)))[0]
+        block = int(frame.read_register("fs_base")) + tpoff
+        jump_sp = struct.unpack("<Q", bytes(inferior.read_memory(block + 88, 8)))[0]
+        sp = int(frame.read_register("rsp"))
+        where = "below" if sp < jump_sp else "above"
+        print("JUMP %s %s sp=%#x jump_sp=%#x" % (self.location, where, sp, jump_sp))
+        return False
+
+gdb.execute("set breakpoint pending on")
+EntryOfLibc("setcontext")
+EntryOfLibc("swapcontext")
+EntryOfLibc("longjmp")
+gdb.execute("run")
+EOF
+if gcc -O0 -g -o "$work/jump" "$work/jump.c"; then
+	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+		-x "$work/jump.py" "$work/jump" >"$work/jump.out" 2>&1
+	below=$(grep -c '^JUMP .* below ' "$work/jump.out")
+	above=$(grep -c '^JUMP .* above ' "$work/jump.out")
+	if grep -qx 4 "$work/jump.out" && [ "$below" -eq 4 ] && [ "$above" -eq 0 ]; then
+		pass "libc's setcontext, swapcontext and longjmp run below jump_sp when they jump to a mark ($below entries)"
+	else
+		fail "jump_sp: $below entries below it, $above above ($(grep -E '^JUMP|^[0-9]+$|rror' "$work/jump.out" | head -n 4 | tr '\n' ' '))"
+	fi
+else
+	fail "jump_sp: cannot build the test program"
+fi
+
 echo "gdb: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
