@@ -385,12 +385,17 @@ static bool jump_stays_in_function(uintptr_t from, uintptr_t target,
  * `call rel32`, bare or behind prefixes that change nothing: `66 66 48 e8`
  * is the call of a TLS general-dynamic sequence (`__tls_get_addr`), padded
  * so the linker can relax it; REX.W keeps the call 64-bit whatever 0x66
- * would say.  The jump written over it returns past all of it.
+ * would say.  `67 e8` is the linker's `addr32 call`, what a `call
+ * *foo@GOTPCREL(%rip)` (-fno-plt) to a function of the same link becomes:
+ * the address size does not apply to a relative call.  The jump written
+ * over the start returns past all of it.
  */
 static bool is_call_rel32(const struct dacce_scan_site *s, const uint8_t *bytes)
 {
 	if (s->len == 5)
 		return bytes[0] == 0xe8;
+	if (s->len == 6 && bytes[0] == 0x67)
+		return bytes[1] == 0xe8;
 	if (s->len < 6 || s->len > 15 || bytes[s->len - 5] != 0xe8 || bytes[s->len - 6] != 0x48)
 		return false;
 	for (unsigned i = 0; i + 6 < s->len; i++)
@@ -2621,8 +2626,8 @@ static int point_site(struct dacce_patch_runs *writes, const struct rt_site *sit
 static bool may_call_natively(const struct rt_site *site)
 {
 	return site->scan.addr && !site->native && site->tramp &&
-	       site->scan.kind == DACCE_SITE_DIRECT && site->scan.len == 5 &&
-	       site->original[0] == 0xe8 && !site->trapped && !site->dispatched &&
+	       site->scan.kind == DACCE_SITE_DIRECT && is_call_rel32(&site->scan, site->original) &&
+	       !site->trapped && !site->dispatched &&
 	       !site->borrowed && !site->promoted && site->op.kind == DACCE_RT_OP_NONE;
 }
 
