@@ -2945,8 +2945,14 @@ static int setjmp_thunk(uintptr_t ret, bool context, uintptr_t *thunk)
 		return -ENOSPC;
 	/* In the slot of a return address: the frame is the caller's just after its call. */
 	rt_code_returned_to("setjmp_return", b.addr, b.len, ret, ret - 1);
-	/* It sits in the return-address slot of a setjmp call while libc's setjmp runs. */
-	announce_code_of_no_site(*thunk, DACCE_CODE_NO_SITE);
+	/*
+	 * It sits in the return-address slot of a setjmp call while libc's
+	 * setjmp runs.  Told from the trap byte before it: a stack walker looks a
+	 * return address up one byte back, and found that byte in the code
+	 * allocated just before, taking the thunk for a return into that code's
+	 * call site (validate-programs, jmpsignals.c at -O0, now and then).
+	 */
+	announce_code_of_no_site(*thunk - 1, DACCE_CODE_NO_SITE);
 	err = dacce_hashmap_put(&rt.thunk_at, key, rt.n_thunks);
 	if (!err)
 		rt.thunks[rt.n_thunks++] = *thunk;

@@ -395,5 +395,57 @@ else
 	fail "jump_sp: cannot build the test program"
 fi
 
+# 7. The code a setjmp returns through (a thunk in its return-address slot while libc's setjmp
+# runs) is told to tracers as code of no call site from the trap byte before it: a stack
+# walker looks a return address up one byte back, and found that byte in the code allocated
+# just before the thunk, taking the thunk for a return into that code's call site
+# (validate-programs, jmpsignals.c at -O0, now and then).  gdb stops at each code_entries
+# probe (it sets the probe's semaphore, as a tracer does) and reads the notes.
+cat >"$work/setjmp.c" <<'EOF'
+#include <setjmp.h>
+#include <stdio.h>
+static jmp_buf env;
+static volatile int n;
+__attribute__((noinline)) static void back(void) { longjmp(env, 1); }
+__attribute__((noinline)) static void once(void) { if (setjmp(env) == 0) back(); n++; }
+int main(void) { for (int i = 0; i < 3; i++) once(); printf("%d\n", n); return 0; }
+EOF
+cat >"$work/notes.py" <<'EOF'
+import struct
+import gdb
+
+NO_SITE = 0xfffffffe  # bpf/dacce_events.h
+TRAP_BYTE = 0xd6  # runtime/trap.h
+
+class Notes(gdb.Breakpoint):
+    def stop(self):
+        batch = int(gdb.parse_and_eval("$_probe_arg0"))
+        n = int(gdb.parse_and_eval("$_probe_arg1"))
+        inferior = gdb.selected_inferior()
+        for i in range(n):
+            address, caller, _ = struct.unpack("<QQQ", bytes(inferior.read_memory(batch + 24 * i, 24)))
+            if caller == NO_SITE:
+                first = bytes(inferior.read_memory(address, 1))[0]
+                print("NOSITE %s %#x" % ("trap" if first == TRAP_BYTE else "code", address))
+        return False
+
+gdb.execute("set breakpoint pending on")
+Notes("-probe-stap dacce:code_entries")
+gdb.execute("run")
+EOF
+if gcc -O0 -g -o "$work/setjmp" "$work/setjmp.c"; then
+	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+		-x "$work/notes.py" "$work/setjmp" >"$work/notes.out" 2>&1
+	at_trap=$(grep -c '^NOSITE trap ' "$work/notes.out")
+	at_code=$(grep -c '^NOSITE code ' "$work/notes.out")
+	if grep -qx 3 "$work/notes.out" && [ "$at_trap" -ge 1 ] && [ "$at_code" -eq 0 ]; then
+		pass "setjmp thunks told to tracers from the byte before them ($at_trap)"
+	else
+		fail "setjmp thunks: $at_trap told from the byte before them, $at_code from their code ($(grep -E '^NOSITE|^[0-9]+$|rror' "$work/notes.out" | head -n 3 | tr '\n' ' '))"
+	fi
+else
+	fail "setjmp thunks: cannot build the test program"
+fi
+
 echo "gdb: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
