@@ -277,6 +277,22 @@ static void announce_scan(const struct dacce_modules *mods)
  * The node a transfer to target enters, and the function to instrument when
  * target starts a function of an instrumented module (NULL: a boundary node).
  */
+/*
+ * Code the runtime leaves alone, as it does a library it does not
+ * instrument: a function without an FDE of its own in a module whose
+ * functions have them.  Compilers give every function unwind information;
+ * one without is hand-written or generated code, whose jumps out need not
+ * leave a frame the way a tail call does (V8's builtins in node push stack
+ * arguments, then jump to another builtin, which returns past the jumping
+ * frame: a tail record keyed by the wrong slot, and node died of SIGILL at
+ * its first run).  Calls into it are calls out; code of the program it
+ * calls reads partial, as a library's callbacks do.
+ */
+static bool left_alone(const struct rt_module *m, const struct dacce_func *f)
+{
+	return m->cfa && !(f->flags & DACCE_FUNC_FDE);
+}
+
 static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **fn)
 {
 	const struct rt_module *mod;
@@ -288,7 +304,8 @@ static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **f
 	*fn = NULL;
 	if ((mod = rt_module_at(target))) {
 		f = dacce_funcs_find(&mod->funcs, target);
-		if (f && f->start == target && !dacce_funcs_in_plt(&mod->funcs, target))
+		if (f && f->start == target && !dacce_funcs_in_plt(&mod->funcs, target) &&
+		    !left_alone(mod, f))
 			*fn = f;
 		return add_node(mod->graph_module, target - mod->info->bias,
 				*fn ? f->end - f->start : 0, node);
@@ -1503,6 +1520,8 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 
 	if (dacce_hashmap_get(&rt.decoded, fn->start, &known) == 0)
 		return 0;
+	if (left_alone(m, fn))
+		return dacce_entries_disarm(&m->entries, fn) < 0 ? -EIO : 0;
 	/* Marked first: a failure leaves it alone rather than half-patched twice. */
 	err = dacce_hashmap_put(&rt.decoded, fn->start, node);
 	if (err)
@@ -3911,12 +3930,12 @@ static int decode_all(void)
 	return err;
 }
 
-static bool already_decoded(const struct dacce_func *fn, void *ctx)
+/* Entries not watched: functions decoded already, and those left alone (ctx: their module). */
+static bool not_watched(const struct dacce_func *fn, void *ctx)
 {
 	uint32_t node;
 
-	(void)ctx;
-	return dacce_hashmap_get(&rt.decoded, fn->start, &node) == 0;
+	return dacce_hashmap_get(&rt.decoded, fn->start, &node) == 0 || left_alone(ctx, fn);
 }
 
 /* ------------------------------------------------------------------ modules loaded later */
@@ -4073,7 +4092,7 @@ static int open_later_module(const struct dacce_module_info *info)
 	__atomic_store_n(&rt.n_mods, rt.n_mods + 1, __ATOMIC_RELEASE);
 	if (rt.decode_everything)
 		err = decode_module(m);
-	else if ((err = dacce_entries_arm(&m->entries, &m->funcs, already_decoded, NULL)))
+	else if ((err = dacce_entries_arm(&m->entries, &m->funcs, not_watched, m)))
 		dacce_rt_log(true, "functions of %s first entered from code left alone are not "
 			     "instrumented: %s", info->path, strerror(-err));
 	dacce_rt_log(false, "instrumenting library %s (%zu functions), loaded after start",
@@ -4217,8 +4236,8 @@ int dacce_rt_start(uintptr_t main_fn)
 			     (unsigned long long)rt.n_decoded);
 	}
 	for (size_t i = 0; i < rt.n_mods; i++) {
-		err = dacce_entries_arm(&rt.mods[i].entries, &rt.mods[i].funcs, already_decoded,
-					NULL);
+		err = dacce_entries_arm(&rt.mods[i].entries, &rt.mods[i].funcs, not_watched,
+					&rt.mods[i]);
 		if (err)
 			dacce_rt_log(true, "functions of %s first entered from code left alone are not "
 				     "instrumented: %s", rt.mods[i].info->path, strerror(-err));
