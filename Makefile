@@ -301,7 +301,7 @@ DEBIAN_PACKAGES := build-essential g++ pkg-config check zlib1g-dev clang llvm \
 	libbpf-dev bpftool systemtap-sdt-dev libsqlite3-dev libpfm4-dev \
 	libprotobuf-c-dev protobuf-c-compiler golang-go \
 	qemu-system-x86 busybox-static cpio \
-	python3 perl lua5.4 bzip2 gzip xz-utils zstd sqlite3 tar time git \
+	python3 perl lua5.4 nodejs bzip2 gzip xz-utils zstd sqlite3 tar time git \
 	linux-perf gnuplot-nox ninja-build gdb cppcheck libpython3.11-testsuite \
 	libjemalloc2 libtcmalloc-minimal4
 

@@ -43,6 +43,9 @@ jobs=(
 	"C++ with its own personality routine (left alone)|./own-personality"
 	"gdb (C++, errors thrown as exceptions)|gdb -q -batch -ex 'print 6*7' -ex 'print nosuchvar' -ex 'ptype struct nosuch' -ex 'print sizeof(long)'"
 	"gcc|printf 'int main(void) { return 42; }\\n' >hello.c && gcc -O2 -o hello hello.c && ./hello; echo \$?"
+	# V8's builtins have no unwind information and pass arguments on the stack around their
+	# jumps (left alone: runtime.md, "Code without unwind information"); node died of SIGILL.
+	"node (JIT, threads, OpenSSL)|node -e 'const a = []; for (let i = 0; i < 20000; i++) a.push({k: i % 97, v: String(i)}); a.sort((x, y) => x.k - y.k || x.v.localeCompare(y.v)); console.log(a.length, a[0].v, JSON.stringify(a.slice(-2)), require(\"crypto\").createHash(\"sha256\").update(\"x\").digest(\"hex\").slice(0, 8))'"
 	# Allocators that replace libc's (left alone: libraries.c), preloaded before the runtime:
 	# the runtime's own work calls them.  Before, every program died under them at start.
 	"python3 with jemalloc|env LD_PRELOAD=\"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2\${LD_PRELOAD:+ \$LD_PRELOAD}\" python3 -c 'import json, threading, subprocess; t = threading.Thread(target=print, args=(\"thread\",)); t.start(); t.join(); print(len(json.dumps(list(range(100000)))), subprocess.run([\"echo\", \"child\"], capture_output=True).stdout)'"
