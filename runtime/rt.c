@@ -280,17 +280,20 @@ static void announce_scan(const struct dacce_modules *mods)
 /*
  * Code the runtime leaves alone, as it does a library it does not
  * instrument: a function without an FDE of its own in a module whose
- * functions have them.  Compilers give every function unwind information;
- * one without is hand-written or generated code, whose jumps out need not
- * leave a frame the way a tail call does (V8's builtins in node push stack
- * arguments, then jump to another builtin, which returns past the jumping
- * frame: a tail record keyed by the wrong slot, and node died of SIGILL at
- * its first run).  Calls into it are calls out; code of the program it
- * calls reads partial, as a library's callbacks do.
+ * functions mostly have them.  Compilers give every function unwind
+ * information unless told not to; one without is then hand-written or
+ * generated code, whose jumps out need not leave a frame the way a tail
+ * call does (V8's builtins in node push stack arguments, then jump to
+ * another builtin, which returns past the jumping frame: a tail record
+ * keyed by the wrong slot, and node died of SIGILL at its first run).
+ * Calls into it are calls out; code of the program it calls reads partial,
+ * as a library's callbacks do.  A program built without unwind tables has
+ * FDEs only for the few functions of the C runtime's objects: its own are
+ * instrumented as before, their tail calls guessed.
  */
 static bool left_alone(const struct rt_module *m, const struct dacce_func *f)
 {
-	return m->cfa && !(f->flags & DACCE_FUNC_FDE);
+	return m->has_fdes && !(f->flags & DACCE_FUNC_FDE);
 }
 
 static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **fn)
@@ -3698,6 +3701,7 @@ static int refuse_unwinding(const struct rt_module *m)
 /* Reads what instrumenting info takes: 0, or -ENOTSUP for a module to leave alone (refusal). */
 static int open_module(const struct dacce_module_info *info, struct rt_module *m)
 {
+	size_t with_fde = 0;
 	int err;
 
 	memset(m, 0, sizeof(*m));
@@ -3715,6 +3719,9 @@ static int open_module(const struct dacce_module_info *info, struct rt_module *m
 		return err;
 	}
 	dacce_padding_init(&m->padding, &m->funcs);
+	for (size_t i = 0; i < m->funcs.n; i++)
+		with_fde += (m->funcs.funcs[i].flags & DACCE_FUNC_FDE) != 0;
+	m->has_fdes = with_fde * 2 >= m->funcs.n && with_fde > 0;
 	m->cfa = dacce_cfa_open(info); /* optional: without it, tail calls are guessed */
 	return add_module(info, &m->graph_module);
 }

@@ -104,6 +104,7 @@ struct rt_module {
 	bool closed; /* unloaded: nothing of it is instrumented any more */
 	struct dacce_funcs funcs;
 	struct dacce_cfa *cfa;		  /* NULL: no unwind information */
+	bool has_fdes;			  /* most functions of its table have an FDE (rt.c, left_alone) */
 	struct dacce_entry_watch entries; /* its functions not decoded yet trap on entry */
 	struct dacce_padding padding;	  /* room for hops to short sites' code (padding.h) */
 	struct dacce_plt_names plt_names; /* who its lazily bound PLT slots will call (plt.h) */
