@@ -36,6 +36,14 @@ gdb_quiet() {
 		-ex 'handle SIGILL SIG63 nostop noprint' "$@"
 }
 
+# run_with_script NAME: builds $work/NAME.c at -O0 and runs it from gdb under the runtime, with
+# $work/NAME.py as gdb's script; the output goes to $work/NAME.out.  Fails if it cannot build.
+run_with_script() {
+	gcc -O0 -g -o "$work/$1" "$work/$1.c" || return 1
+	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+		-x "$work/$1.py" "$work/$1" >"$work/$1.out" 2>&1
+}
+
 # 1. Started by gdb, with every trap of its start-up passing through gdb.
 echo 'import json; print(sum(json.loads(json.dumps(list(range(1000))))))' >"$work/run.py"
 gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
@@ -381,9 +389,7 @@ EntryOfLibc("swapcontext")
 EntryOfLibc("longjmp")
 gdb.execute("run")
 EOF
-if gcc -O0 -g -o "$work/jump" "$work/jump.c"; then
-	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
-		-x "$work/jump.py" "$work/jump" >"$work/jump.out" 2>&1
+if run_with_script jump; then
 	below=$(grep -c '^JUMP .* below ' "$work/jump.out")
 	above=$(grep -c '^JUMP .* above ' "$work/jump.out")
 	if grep -qx 4 "$work/jump.out" && [ "$below" -eq 4 ] && [ "$above" -eq 0 ]; then
@@ -410,7 +416,7 @@ __attribute__((noinline)) static void back(void) { longjmp(env, 1); }
 __attribute__((noinline)) static void once(void) { if (setjmp(env) == 0) back(); n++; }
 int main(void) { for (int i = 0; i < 3; i++) once(); printf("%d\n", n); return 0; }
 EOF
-cat >"$work/notes.py" <<'EOF'
+cat >"$work/setjmp.py" <<'EOF'
 import struct
 import gdb
 
@@ -433,15 +439,13 @@ gdb.execute("set breakpoint pending on")
 Notes("-probe-stap dacce:code_entries")
 gdb.execute("run")
 EOF
-if gcc -O0 -g -o "$work/setjmp" "$work/setjmp.c"; then
-	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
-		-x "$work/notes.py" "$work/setjmp" >"$work/notes.out" 2>&1
-	at_trap=$(grep -c '^NOSITE trap ' "$work/notes.out")
-	at_code=$(grep -c '^NOSITE code ' "$work/notes.out")
-	if grep -qx 3 "$work/notes.out" && [ "$at_trap" -ge 1 ] && [ "$at_code" -eq 0 ]; then
+if run_with_script setjmp; then
+	at_trap=$(grep -c '^NOSITE trap ' "$work/setjmp.out")
+	at_code=$(grep -c '^NOSITE code ' "$work/setjmp.out")
+	if grep -qx 3 "$work/setjmp.out" && [ "$at_trap" -ge 1 ] && [ "$at_code" -eq 0 ]; then
 		pass "setjmp thunks told to tracers from the byte before them ($at_trap)"
 	else
-		fail "setjmp thunks: $at_trap told from the byte before them, $at_code from their code ($(grep -E '^NOSITE|^[0-9]+$|rror' "$work/notes.out" | head -n 3 | tr '\n' ' '))"
+		fail "setjmp thunks: $at_trap told from the byte before them, $at_code from their code ($(grep -E '^NOSITE|^[0-9]+$|rror' "$work/setjmp.out" | head -n 3 | tr '\n' ' '))"
 	fi
 else
 	fail "setjmp thunks: cannot build the test program"
