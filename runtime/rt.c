@@ -2589,6 +2589,17 @@ int rt_prebuild_code(const struct dacce_dict *next)
 
 	for (bool more = true; more && !err;) {
 		rt_lock(&saved);
+		/*
+		 * Not while a dlclose is under way (as reencode_stopped): building a
+		 * call's code reads its target's bytes (a PLT entry's), and the module
+		 * being closed may be unmapped at any moment between two holds of
+		 * the lock.  dlunload.c's policy thread died there now and then.
+		 * What is not built ahead is built in the epoch, if it goes in.
+		 */
+		if (rt.loader_busy) {
+			rt_unlock(&saved);
+			break;
+		}
 		for (uint32_t n = 0; n < PREBUILD_SITES && index < rt.graph->n_sites &&
 				     index < rt.cap_sites && !err; n++)
 			err = prebuild_site(next, index++);
