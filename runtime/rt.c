@@ -274,10 +274,6 @@ static void announce_scan(const struct dacce_modules *mods)
 }
 
 /*
- * The node a transfer to target enters, and the function to instrument when
- * target starts a function of an instrumented module (NULL: a boundary node).
- */
-/*
  * Code the runtime leaves alone, as it does a library it does not
  * instrument: a function without an FDE of its own in a module whose
  * functions mostly have them.  Compilers give every function unwind
@@ -296,6 +292,10 @@ static bool left_alone(const struct rt_module *m, const struct dacce_func *f)
 	return m->has_fdes && !(f->flags & DACCE_FUNC_FDE);
 }
 
+/*
+ * The node a transfer to target enters, and the function to instrument when
+ * target starts a function of an instrumented module (NULL: a boundary node).
+ */
 static int node_at(uintptr_t target, uint32_t *node, const struct dacce_func **fn)
 {
 	const struct rt_module *mod;
