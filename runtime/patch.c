@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -88,6 +89,27 @@ static void sync_all_cores(void)
 		membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE);
 }
 
+/*
+ * The program is about to die of an undefined instruction no patch of ours
+ * claims: one line that says where and what is there now, which tells a
+ * ud2 of the program's own from a trap byte the runtime lost track of.
+ */
+static void tell_fatal_trap(const siginfo_t *info)
+{
+	const volatile uint8_t *at = info->si_addr;
+	/* Bytes past the page may not be mapped: the fault says only this one was fetched. */
+	size_t page_left = 4096 - ((uintptr_t)at & 4095), shown = page_left < 4 ? page_left : 4;
+	char line[160];
+	int n = snprintf(line, sizeof(line), "dacce: undefined instruction at %p (bytes now", info->si_addr);
+
+	for (size_t i = 0; i < shown && n > 0 && n < (int)sizeof(line); i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %02x", at[i]);
+	if (n > 0 && n < (int)sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "), not a trap of the runtime's\n");
+	if (n > 0 && n < (int)sizeof(line) && write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
 /* A trap signal that is not ours: the program's handler, or its default action. */
 static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
 {
@@ -119,6 +141,8 @@ static void chain_to_previous(int sig, siginfo_t *info, void *uc_void)
 	syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 	if (info->si_code <= 0)
 		raise(sig);
+	else
+		tell_fatal_trap(info);
 }
 
 /* The queued patch at addr being applied, or NULL. */
