@@ -2,11 +2,17 @@
 /*
  * Encoding one epoch (DACCE section 3 and 4, PCCE sections 4 and 7).
  *
- * 1. Depth-first search from R, following the hottest edges first, marks the
- *    edges that close cycles as back edges.  Nodes R cannot reach through
- *    encodable edges (signal handlers, say) become extra search roots with a
- *    reserved "dummy" context, so every node has numCC >= 1 and a sub-path
- *    may start anywhere.
+ * 1. Back edges: inside each strongly connected component, the edges against
+ *    an order of its nodes that leaves the fewest calls on back edges that a
+ *    greedy choice finds (feedback.h); the paper's depth-first search from R
+ *    made whichever edge reached an ancestor a back edge, and interpreters,
+ *    whose calls all lie on one cycle through the dispatch loop, then pushed
+ *    some of their hottest calls (lua5.4's sort comparator, CPython's
+ *    deallocations).  The search from R, following the hottest edges first,
+ *    still runs: nodes R cannot reach through encodable edges (signal
+ *    handlers, say) become extra search roots with a reserved "dummy"
+ *    context, and so does a node every edge enters back, so every node has
+ *    numCC >= 1 and a sub-path may start anywhere.
  * 2. In topological order (reverse DFS postorder), each node's encodable
  *    incoming edges, hottest first, receive consecutive ranges
  *    [En, En + numCC(caller)).  An edge whose range would push numCC past the
@@ -19,14 +25,15 @@
  * 4. Indirect sites with many targets get a dispatch table.
  *
  * Edges free for good (DACCE_EDGE_KEEP_FREE, graph.h) come first among their
- * callee's incoming edges, and the search enters their callee only through
- * them.  Back edges then come from the finished order: an edge inside a
- * strongly connected component is a back edge when its callee finishes after
- * its caller (for a plain search, exactly "its callee was on the search
- * stack"); an edge between components is on no cycle and never one.  So a
- * kept edge never closes a cycle, however the graph grew since it was made
- * free, and only edges on cycles can be pushed for its sake.  Ranges are
- * then given in a topological order of what is left (Kahn's).
+ * callee's incoming edges, and the order of a component puts their callee
+ * after their caller, so a kept edge never closes a cycle, however the graph
+ * grew since it was made free.  Where the weighted order cannot (never seen),
+ * the component falls back to the search's finished order, which the search
+ * makes safe the same way: it enters a kept edge's callee only through it,
+ * and an edge inside a component is a back edge when its callee finishes
+ * after its caller.  An edge between components is on no cycle and never
+ * one.  Ranges are then given in a topological order of what is left
+ * (Kahn's).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -34,6 +41,7 @@
 #include <string.h>
 
 #include "dict.h"
+#include "feedback.h"
 #include "scc.h"
 
 struct encoder {
@@ -195,23 +203,95 @@ static int find_kept_edges(struct encoder *enc)
 	return 0;
 }
 
+/* The order of each component that leaves its lightest edges back (feedback.h), in rank. */
+static int rank_by_weight(struct encoder *enc, uint32_t *rank)
+{
+	const struct dacce_graph *g = enc->graph;
+	uint64_t *weight = malloc(sizeof(*weight) * (g->n_edges ? g->n_edges : 1));
+	uint32_t *after = malloc(sizeof(*after) * g->n_nodes);
+	struct dacce_feedback_graph fg = {
+		.n_nodes = g->n_nodes,
+		.out_start = enc->out_start, .out_edges = enc->out_edges,
+		.in_start = enc->in_start, .in_edges = enc->in_all,
+		.caller_of = enc->dict->edge_caller, .callee_of = enc->dict->edge_callee,
+		.weight = weight, .component = enc->component, .tie = enc->post_index,
+		.after = after,
+	};
+	int err;
+
+	if (!weight || !after) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (uint32_t e = 0; e < g->n_edges; e++)
+		weight[e] = g->edges[e].freq < DACCE_FEEDBACK_MAX_WEIGHT ? g->edges[e].freq + 1
+									 : DACCE_FEEDBACK_MAX_WEIGHT;
+	/* A kept edge is never a back edge: its callee follows its caller. */
+	for (uint32_t n = 0; n < g->n_nodes; n++)
+		after[n] = enc->kept_in[n] == DACCE_NONE ? DACCE_FEEDBACK_NONE
+							 : g->edges[enc->kept_in[n]].caller;
+	err = dacce_feedback_order(&fg, g->n_edges, rank);
+cleanup:
+	free(weight);
+	free(after);
+	return err;
+}
+
 /*
- * Inside a component, an edge is a back edge unless its callee finished
- * before its caller; between components none is.
+ * Inside a component, an edge is a back edge when it goes against the
+ * component's order: the weighted one, or, in a component where that order
+ * would make a kept edge a back edge (or for a graph too large for it), the
+ * search's (its callee finished after its caller).  Between components none
+ * is.  A node every encodable edge enters back (the first of its component
+ * in the order, entered from no other) starts contexts of its own: dummy.
  */
 static int mark_back_edges(struct encoder *enc)
 {
 	const struct dacce_graph *g = enc->graph;
-	int err = dacce_scc(g->n_nodes, enc->out_start, enc->out_edges, enc->dict->edge_callee,
-			    enc->component);
+	uint32_t *rank = calloc(g->n_nodes, sizeof(*rank));
+	uint8_t *by_search = calloc(g->n_nodes, 1), *entered = calloc(g->n_nodes, 1);
+	int err = -ENOMEM;
 
-	for (uint32_t i = 0; !err && i < enc->n_by_heat; i++) {
+	if (!rank || !by_search || !entered)
+		goto cleanup;
+	err = dacce_scc(g->n_nodes, enc->out_start, enc->out_edges, enc->dict->edge_callee,
+			enc->component);
+	if (!err)
+		err = rank_by_weight(enc, rank);
+	if (err == -E2BIG || err == -EDEADLK) {
+		memset(by_search, 1, g->n_nodes);
+		err = 0;
+	}
+	if (err)
+		goto cleanup;
+	for (uint32_t n = 0; n < g->n_nodes; n++) {
+		uint32_t e = enc->kept_in[n];
+
+		if (e != DACCE_NONE && enc->component[g->edges[e].caller] == enc->component[n] &&
+		    rank[g->edges[e].caller] >= rank[n])
+			by_search[enc->component[n]] = 1;
+	}
+	for (uint32_t i = 0; i < enc->n_by_heat; i++) {
 		uint32_t e = enc->by_heat[i];
 		const struct dacce_edge *edge = &g->edges[e];
+		uint32_t c = enc->component[edge->caller];
 
-		enc->is_back[e] = enc->component[edge->caller] == enc->component[edge->callee] &&
-				  enc->post_index[edge->caller] <= enc->post_index[edge->callee];
+		if (c != enc->component[edge->callee])
+			enc->is_back[e] = 0;
+		else if (by_search[c])
+			enc->is_back[e] = enc->post_index[edge->caller] <= enc->post_index[edge->callee];
+		else
+			enc->is_back[e] = rank[edge->caller] >= rank[edge->callee];
+		if (!enc->is_back[e])
+			entered[edge->callee] = 1;
 	}
+	for (uint32_t n = 0; n < g->n_nodes; n++)
+		if (n != DACCE_ROOT_NODE && !entered[n])
+			enc->dict->dummy[n] = 1;
+cleanup:
+	free(rank);
+	free(by_search);
+	free(entered);
 	return err;
 }
 

@@ -122,6 +122,9 @@ static struct {
 	/* The hot tail edge an epoch is due for (DACCE_NONE: other reasons); those that stayed dear. */
 	uint32_t tail_wanted;
 	struct dacce_hashmap tails_tried;
+	/* The hot back edge an epoch is due for (hot_back_edge), and those that asked once. */
+	uint32_t back_wanted;
+	struct dacce_hashmap backs_tried;
 	/* Counters for the exit summary. */
 	uint64_t epochs, given_up;
 	long pause_total_ns, pause_max_ns;
@@ -564,20 +567,49 @@ static uint32_t hot_tail_edge(void)
 	return DACCE_NONE;
 }
 
-/* Sets ep.tail_wanted when the only reason is a hot tail edge (hot_tail_edge). */
+/*
+ * A back edge of a cycle (pushed at every call) pushed HOT_BACK_PUSHES times
+ * since the last encoding: the encoder leaves the lightest edges of a cycle
+ * back (encode.c), and its count may now outweigh an edge of its cycle that
+ * was counted only while it was new.  lua5.4's table.sort comparator calls
+ * (lua_callk to luaD_callnoyield, 3.8 million) were a back edge for the
+ * whole run.  Each edge asks once, whatever the encoding then gives, so
+ * edges of one cycle trading places cost one epoch each at most.  Not
+ * recursion onto itself, which no encoding can take off the ccStack.
+ */
+#define HOT_BACK_PUSHES 20000
+static uint32_t hot_back_edge(void)
+{
+	const struct dacce_dict *d = rt.dict;
+	uint32_t tried;
+
+	for (uint32_t e = 0; e < d->n_edges && e < rt.graph->n_edges && e < RT_MAX_COUNTED_EDGES;
+	     e++) {
+		uint64_t seen = rt.graph->edges[e].freq, hits = rt.edge_hits[e];
+
+		if (d->edge_class[e] == DACCE_EDGE_BACK && d->edge_caller[e] != d->edge_callee[e] &&
+		    hits >= seen + HOT_BACK_PUSHES && dacce_hashmap_get(&ep.backs_tried, e, &tried) != 0)
+			return e;
+	}
+	return DACCE_NONE;
+}
+
+/* Sets ep.tail_wanted or ep.back_wanted when the only reason is a hot edge of that kind. */
 static bool epoch_due(void)
 {
 	uint32_t count;
 	uint64_t pushes;
 
-	ep.tail_wanted = DACCE_NONE;
+	ep.tail_wanted = ep.back_wanted = DACCE_NONE;
 	fresh_edges(&count, &pushes);
 	if (count && (ep.stress || pushes >= ep.hot_pushes || count >= ep.new_edges))
 		return true;
 	if (ep.stress)
 		return false;
 	ep.tail_wanted = hot_tail_edge();
-	return ep.tail_wanted != DACCE_NONE;
+	if (ep.tail_wanted == DACCE_NONE)
+		ep.back_wanted = hot_back_edge();
+	return ep.tail_wanted != DACCE_NONE || ep.back_wanted != DACCE_NONE;
 }
 
 /*
@@ -589,6 +621,11 @@ static bool encoding_helps(const struct dacce_dict *next)
 {
 	uint32_t e = ep.tail_wanted;
 
+	if (ep.back_wanted != DACCE_NONE) {
+		e = ep.back_wanted;
+		dacce_hashmap_put(&ep.backs_tried, e, 1);
+		return e < next->n_edges && next->edge_class[e] == DACCE_EDGE_ENCODED;
+	}
 	if (e == DACCE_NONE)
 		return true;
 	if (e < next->n_edges && next->edge_class[e] == DACCE_EDGE_ENCODED && next->en[e] == 0)
@@ -706,7 +743,10 @@ static int reencode(void)
 		     "epoch %llu installed%s: %u edges, maxID %llu, threads paused %ld us, "
 		     "%llu of its trampolines built ahead (%zu)",
 		     (unsigned long long)epoch,
-		     ep.tail_wanted != DACCE_NONE ? " for a hot tail call" : "", rt.graph->n_edges,
+		     ep.tail_wanted != DACCE_NONE   ? " for a hot tail call"
+		     : ep.back_wanted != DACCE_NONE ? " for a hot back edge"
+						    : "",
+		     rt.graph->n_edges,
 		     (unsigned long long)rt.dict->max_id, pause / 1000,
 		     (unsigned long long)used, ahead);
 	return 0;
@@ -773,7 +813,7 @@ static void *policy_main(void *unused)
 		}
 		rt_code_names_flush();
 		rt_reorder_dispatch();
-		ep.tail_wanted = DACCE_NONE; /* epoch_due sets it, when it is asked */
+		ep.tail_wanted = ep.back_wanted = DACCE_NONE; /* epoch_due sets them, when it is asked */
 		due = asked || ep.stress ||
 		      (!dacce_control_attached() && now_ns() >= ep.quiet_until_ns);
 		due = due && (asked || epoch_due());

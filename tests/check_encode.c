@@ -324,6 +324,84 @@ static int decode_names(struct testgraph *tg, const struct dacce_dict *d,
 }
 
 /*
+ * An interpreter's shape (lua5.4's table.sort): main -> D (call) -> V
+ * (execute) -> P (precall) -> S (the C function sort, entered once) -> K
+ * (lua_callk, the comparator call) -> D again.  The cycle's cold edge, P ->
+ * S, is the one to push; K -> D, taken for every comparison, is encoded.  A
+ * search from main met K -> D last, reaching its ancestor D, and pushed it.
+ */
+START_TEST(test_cycle_pushes_its_coldest_edge)
+{
+	struct testgraph tg;
+	struct dacce_dict *d;
+	struct dacce_state st;
+	uint32_t e[7];
+	char names[256];
+
+	tg_init(&tg);
+	e[0] = tg_root(&tg, "main");
+	e[1] = tg_call(&tg, "main", "D", 10);
+	e[2] = tg_call(&tg, "D", "V", 5000);
+	e[3] = tg_call(&tg, "V", "P", 5000);
+	e[4] = tg_call(&tg, "P", "S", 1);
+	e[5] = tg_call(&tg, "S", "K", 4000);
+	e[6] = tg_call(&tg, "K", "D", 4000);
+	d = encode_with(&tg, 0, 8);
+	ck_assert_uint_eq(d->edge_class[e[4]], DACCE_EDGE_BACK);
+	for (int i = 1; i < 7; i++)
+		if (i != 4)
+			ck_assert_uint_eq(d->edge_class[e[i]], DACCE_EDGE_ENCODED);
+
+	/* main D V P S K D V: decodes whole, the pushed P -> S included. */
+	dacce_state_init(&st, d->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, d, tg.graph, e[0]), 0);
+	for (int i = 1; i <= 6; i++)
+		ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, e[i]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, e[2]), 0);
+	ck_assert_int_eq(decode_names(&tg, d, &st, tg_fn(&tg, "V"), names, sizeof(names)), 8);
+	ck_assert_str_eq(names, "main D V P S K D V");
+	ck_assert_uint_eq(st.cc_depth, 1); /* the push of P -> S */
+	dacce_state_fini(&st);
+	dacce_dict_free(d);
+	tg_fini(&tg);
+}
+END_TEST
+
+/*
+ * An edge free for good stays encoded at 0 even where calls alone would
+ * make it the back edge of its cycle: main -> U -> V (kept, rarely taken),
+ * V -> U (hot).  The hot edge is pushed instead.
+ */
+START_TEST(test_kept_edge_is_never_the_back_edge)
+{
+	struct testgraph tg;
+	struct dacce_dict *d;
+	uint32_t mu, uv, vu;
+
+	tg_init(&tg);
+	tg_root(&tg, "main");
+	mu = tg_call(&tg, "main", "U", 1);
+	uv = tg_call(&tg, "U", "V", 1);
+	vu = tg_call(&tg, "V", "U", 100000);
+	ck_assert_int_eq(dacce_graph_keep_free_edge(tg.graph, uv), 0);
+	d = encode_with(&tg, 0, 8);
+	ck_assert_uint_eq(d->edge_class[uv], DACCE_EDGE_ENCODED);
+	ck_assert_uint_eq(d->en[uv], 0);
+	ck_assert_uint_eq(d->edge_class[vu], DACCE_EDGE_BACK);
+	ck_assert_uint_eq(d->edge_class[mu], DACCE_EDGE_ENCODED);
+	dacce_dict_free(d);
+
+	/* Without the promise, the calls decide. */
+	tg.graph->edges[uv].flags &= (uint8_t)~DACCE_EDGE_KEEP_FREE;
+	d = encode_with(&tg, 0, 8);
+	ck_assert_uint_eq(d->edge_class[uv], DACCE_EDGE_BACK);
+	ck_assert_uint_eq(d->edge_class[vu], DACCE_EDGE_ENCODED);
+	dacce_dict_free(d);
+	tg_fini(&tg);
+}
+END_TEST
+
+/*
  * main -> {A, B} -> C; A -> A recursion; leaf calls: A -> malloc, B -> malloc,
  * C -> strlen (hottest), main -> free.
  */
@@ -532,6 +610,8 @@ static Suite *encode_suite(void)
 	tcase_add_test(tc, test_leaf_call_above_pushed_entries_and_under_a_signal);
 	tcase_add_test(tc, test_leaf_state_translates_to_the_next_epoch);
 	tcase_add_test(tc, test_dispatch_table_for_many_targets);
+	tcase_add_test(tc, test_cycle_pushes_its_coldest_edge);
+	tcase_add_test(tc, test_kept_edge_is_never_the_back_edge);
 	tcase_add_test(tc, test_bad_options);
 	suite_add_tcase(s, tc);
 	return s;

@@ -9,7 +9,7 @@
 # not trap per call (4,000 calls or more), and
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
-# hot tail call must get an epoch of its own, tailstall.c's long frame must not put
+# hot tail call and hotback.c's hot back edge must get an epoch of their own, tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
 # tailcalls.c built without unwind tables must be instrumented.
 # Ends with "trapreport: N passed, M failed".
@@ -127,6 +127,17 @@ if log=$(log_of hottail); then
 	fi
 else
 	missing hottail
+fi
+# hotback.c's interpreter cycle, whose hot edge was pushed (a back edge) after the first
+# epoch: the policy must re-encode and push the cycle's cold edge instead.
+if log=$(log_of hotback); then
+	if printf '%s\n' "$log" | grep -q '^dacce: epoch [0-9]* installed for a hot back edge'; then
+		pass "an epoch for a hot back edge"
+	else
+		fail "no epoch for hotback.c's hot back edge"
+	fi
+else
+	missing hotback
 fi
 # tailstall.c's long frame, entered by a tail call while it was free, while another thread
 # makes a hotter way into its function: an epoch put off for it ("needs a record now") must
