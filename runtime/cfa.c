@@ -85,18 +85,29 @@ int dacce_cfa_rule_at(const struct dacce_cfa *cfa, uintptr_t addr, int *reg, int
 	return 0;
 }
 
-int dacce_cfa_row_at(const struct dacce_cfa *cfa, uintptr_t addr, struct dacce_cfa_row *row,
-		     uintptr_t *lo, uintptr_t *hi)
+/* A row as the callers of dacce_cfa_row_at want it, from what the tables said. */
+static int usable_row(int err, const struct dacce_cfa_row *row)
 {
-	int err;
-
-	if (!cfa)
-		return -ENOENT;
-	err = dacce_eh_frame_row(&cfa->tables, addr, row, lo, hi);
 	if (err == -EINVAL)
 		return -ENOENT;
 	if (err)
 		return err;
 	/* Without the return address nothing above the frame can be found. */
 	return row->regs[DACCE_CFA_REGS - 1].kind == DACCE_CFA_AT ? 0 : -ENOTSUP;
+}
+
+int dacce_cfa_row_at(const struct dacce_cfa *cfa, uintptr_t addr, struct dacce_cfa_row *row,
+		     uintptr_t *lo, uintptr_t *hi)
+{
+	if (!cfa)
+		return -ENOENT;
+	return usable_row(dacce_eh_frame_row(&cfa->tables, addr, row, lo, hi), row);
+}
+
+int dacce_cfa_walk_row_at(struct dacce_eh_frame_walk *walk, uintptr_t addr,
+			  struct dacce_cfa_row *row, uintptr_t *lo, uintptr_t *hi)
+{
+	if (!walk)
+		return -ENOENT;
+	return usable_row(dacce_eh_frame_walk_row(walk, addr, row, lo, hi), row);
 }

@@ -73,4 +73,8 @@ struct dacce_cfa_row {
 int dacce_cfa_row_at(const struct dacce_cfa *cfa, uintptr_t addr, struct dacce_cfa_row *row,
 		     uintptr_t *lo, uintptr_t *hi);
 
+/* The same through a walk (dacce_cfa_walk_new): cheapest for addresses asked in increasing order. */
+int dacce_cfa_walk_row_at(struct dacce_eh_frame_walk *walk, uintptr_t addr,
+			  struct dacce_cfa_row *row, uintptr_t *lo, uintptr_t *hi);
+
 #endif

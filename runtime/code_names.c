@@ -131,37 +131,59 @@ void rt_code_returned_to_rules(const char *kind, uintptr_t start, size_t len,
 }
 
 /*
- * Rows looked up during one flush, with the addresses each holds for: the
- * call sites of one function mostly share one (libdw's lookup was most of
- * the cost).  Dropped after each flush: a module may go away in between.
+ * The last row looked up during one flush, with the addresses it holds for:
+ * the call sites of one function mostly share one.  Pieces are flushed in
+ * address order, so one walk of each module's tables goes on from row to
+ * row (ehframe.h) instead of running each function's instructions again
+ * from its start for every site: the rows were two thirds of a flush, and a
+ * flush 3 % of gcc's `cc1` under the runtime.  Dropped after each flush: a
+ * module may go away in between.
  */
-#define ROW_CACHE 32
-static struct cached_row {
+static struct {
 	const struct rt_module *m;
+	struct dacce_eh_frame_walk *walk;
 	uintptr_t lo, hi;
 	struct dacce_cfa_row row;
-} rows[ROW_CACHE];
-static size_t n_rows, next_row;
+	bool valid;
+} last;
+
+static void forget_rows(void)
+{
+	dacce_cfa_walk_free(last.walk);
+	memset(&last, 0, sizeof(last));
+}
 
 static int row_of(uintptr_t addr, struct dacce_cfa_row *row)
 {
 	const struct rt_module *m = addr ? rt_module_at(addr) : NULL;
-	struct cached_row *c;
-	uintptr_t lo, hi;
 
 	if (!m || m->closed || !m->cfa)
 		return -ENOENT;
-	for (size_t i = 0; i < n_rows; i++)
-		if (rows[i].m == m && addr >= rows[i].lo && addr < rows[i].hi) {
-			*row = rows[i].row;
-			return 0;
-		}
+	if (last.valid && last.m == m && addr >= last.lo && addr < last.hi) {
+		*row = last.row;
+		return 0;
+	}
+	if (last.m != m) {
+		forget_rows();
+		last.m = m;
+		last.walk = dacce_cfa_walk_new(m->cfa);
+	}
 	memset(row, 0, sizeof(*row));
-	if (dacce_cfa_row_at(m->cfa, addr, row, &lo, &hi) != 0)
+	last.valid = false;
+	/* Without a walk (no memory), each lookup starts over. */
+	if ((last.walk ? dacce_cfa_walk_row_at(last.walk, addr, row, &last.lo, &last.hi)
+		       : dacce_cfa_row_at(m->cfa, addr, row, &last.lo, &last.hi)) != 0)
 		return -ENOENT;
-	c = &rows[n_rows < ROW_CACHE ? n_rows++ : next_row++ % ROW_CACHE];
-	*c = (struct cached_row){ .m = m, .lo = lo, .hi = hi, .row = *row };
+	last.row = *row;
+	last.valid = true;
 	return 0;
+}
+
+static int by_row_address(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	return x->row_at < y->row_at ? -1 : x->row_at > y->row_at;
 }
 
 /*
@@ -192,7 +214,7 @@ void rt_code_names_flush(void)
 	 */
 	if (waiting.n == 0 || dacce_world_stopping() || rt.loader_busy)
 		return;
-	n_rows = next_row = 0;
+	qsort(waiting.items, waiting.n, sizeof(*waiting.items), by_row_address);
 	o = dacce_gdbjit_begin(waiting.n);
 	for (size_t i = 0; o && i < waiting.n && !err; i++) {
 		const struct pending *p = &waiting.items[i];
@@ -206,6 +228,7 @@ void rt_code_names_flush(void)
 			err = dacce_gdbjit_add(o, p->start, p->len, group_of(p->start), name,
 					       row_of(p->row_at, &row) == 0 ? &row : NULL);
 	}
+	forget_rows();
 	if (!o || err) {
 		dacce_gdbjit_discard(o);
 		waiting.failed = true;
