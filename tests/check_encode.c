@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_main.h"
 #include "decode.h"
@@ -402,6 +403,73 @@ START_TEST(test_kept_edge_is_never_the_back_edge)
 END_TEST
 
 /*
+ * T's callers: main (hottest: En 0), X32 (2^32 contexts, through 32
+ * diamonds) and Y (one context, coldest).  Heat order alone gives Y an En
+ * past 2^32, which the runtime adds with a 64-bit immediate; Y goes before
+ * X32 instead, since no order demotes anything.  Both decode.
+ */
+START_TEST(test_small_ranges_come_before_large_ones)
+{
+	struct testgraph tg;
+	struct dacce_dict *d;
+	struct dacce_state st;
+	uint32_t mt, xt, yt, my, chain[1 + 4 * 32];
+	char names[2048], x[16], a[16], b[16], next[16];
+	int n = 0;
+
+	tg_init(&tg);
+	chain[n++] = tg_root(&tg, "main");
+	chain[n++] = tg_call(&tg, "main", "X0", 5);
+	for (int i = 0; i < 32; i++) {
+		snprintf(x, sizeof(x), "X%d", i);
+		snprintf(a, sizeof(a), "A%d", i);
+		snprintf(b, sizeof(b), "B%d", i);
+		snprintf(next, sizeof(next), "X%d", i + 1);
+		chain[n++] = tg_call(&tg, x, a, 5);
+		tg_call(&tg, x, b, 5);
+		chain[n++] = tg_call(&tg, a, next, 5);
+		tg_call(&tg, b, next, 5);
+	}
+	mt = tg_call(&tg, "main", "T", 100);
+	xt = tg_call(&tg, "X32", "T", 50);
+	my = tg_call(&tg, "main", "Y", 10);
+	yt = tg_call(&tg, "Y", "T", 10);
+	d = encode_with(&tg, 0, 8);
+	ck_assert_uint_eq(d->num_cc[tg_fn(&tg, "X32")], (uint64_t)1 << 32);
+	ck_assert_uint_eq(d->en[mt], 0);
+	ck_assert_uint_eq(d->en[yt], 1);
+	ck_assert_uint_eq(d->en[xt], 2);
+	ck_assert_uint_eq(d->edge_class[xt], DACCE_EDGE_ENCODED);
+
+	dacce_state_init(&st, d->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, d, tg.graph, chain[0]), 0);
+	for (int i = 1; i < n; i++)
+		ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, chain[i]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, xt), 0);
+	{
+		struct dacce_frame frames[80];
+		struct dacce_snapshot snap = dacce_snapshot_of(&st, tg_fn(&tg, "T"));
+
+		ck_assert_int_eq(dacce_decode(d, tg.graph, &snap, frames, 80, NULL), n + 1);
+		tg_path_names(&tg, frames, n + 1, names, sizeof(names));
+	}
+	ck_assert(strncmp(names, "main X0 A0 X1", 13) == 0);
+	ck_assert_ptr_nonnull(strstr(names, "A31 X32 T"));
+	dacce_state_fini(&st);
+
+	dacce_state_init(&st, d->epoch);
+	ck_assert_int_eq(dacce_op_thread_start(&st, d, tg.graph, chain[0]), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, my), 0);
+	ck_assert_int_eq(dacce_op_call(&st, d, tg.graph, yt), 0);
+	ck_assert_int_eq(decode_names(&tg, d, &st, tg_fn(&tg, "T"), names, sizeof(names)), 3);
+	ck_assert_str_eq(names, "main Y T");
+	dacce_state_fini(&st);
+	dacce_dict_free(d);
+	tg_fini(&tg);
+}
+END_TEST
+
+/*
  * main -> {A, B} -> C; A -> A recursion; leaf calls: A -> malloc, B -> malloc,
  * C -> strlen (hottest), main -> free.
  */
@@ -612,6 +680,7 @@ static Suite *encode_suite(void)
 	tcase_add_test(tc, test_dispatch_table_for_many_targets);
 	tcase_add_test(tc, test_cycle_pushes_its_coldest_edge);
 	tcase_add_test(tc, test_kept_edge_is_never_the_back_edge);
+	tcase_add_test(tc, test_small_ranges_come_before_large_ones);
 	tcase_add_test(tc, test_bad_options);
 	suite_add_tcase(s, tc);
 	return s;
