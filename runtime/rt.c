@@ -1660,13 +1660,19 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 
 /* ------------------------------------------------------------------ trampolines */
 
-/* The operation of edge in the current epoch; pushes of edges that could be encoded are counted. */
+/*
+ * The operation of edge in the current epoch; pushes of edges that could be
+ * encoded are counted.  Not a function's call to itself: every encoding
+ * pushes it (a cycle of one edge), and gcc's recursive walkers make most of
+ * its pushes.
+ */
 static int op_for_edge_in(const struct dacce_dict *dict, uint32_t edge, struct dacce_rt_op *op)
 {
 	int err = dacce_rt_op_for_edge(dict, rt.graph, edge, op);
-	bool counted = op->kind == DACCE_RT_OP_PUSH ||
+	const struct dacce_edge *e = &rt.graph->edges[edge];
+	bool counted = (op->kind == DACCE_RT_OP_PUSH && e->caller != e->callee) ||
 		       /* a tail call that costs something: the policy may make it free (epoch.c) */
-		       (op->kind == DACCE_RT_OP_ADD && dacce_site_kind_is_tail(rt.graph->edges[edge].kind));
+		       (op->kind == DACCE_RT_OP_ADD && dacce_site_kind_is_tail(e->kind));
 
 	if (!err && counted && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
 	    !(rt.graph->edges[edge].flags & DACCE_EDGE_PINNED))
