@@ -89,10 +89,20 @@ static void sync_all_cores(void)
 		membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE);
 }
 
+/* DACCE_LOG: every fatal undefined instruction is told, the program's own too. */
+static bool tell_all_fatal_traps;
+
+void dacce_patch_set_verbose(bool verbose)
+{
+	tell_all_fatal_traps = verbose;
+}
+
 /*
  * The program is about to die of an undefined instruction no patch of ours
- * claims: one line that says where and what is there now, which tells a
- * ud2 of the program's own from a trap byte the runtime lost track of.
+ * claims: one line that says where and what is there now, when that is the
+ * runtime's trap byte (a trap it lost track of, a bug of its own) or under
+ * DACCE_LOG.  A ud2 of the program's own is otherwise its business: its
+ * output stays what it is natively.
  */
 static void tell_fatal_trap(const siginfo_t *info)
 {
@@ -100,7 +110,11 @@ static void tell_fatal_trap(const siginfo_t *info)
 	/* Bytes past the page may not be mapped: the fault says only this one was fetched. */
 	size_t page_left = 4096 - ((uintptr_t)at & 4095), shown = page_left < 4 ? page_left : 4;
 	char line[160];
-	int n = snprintf(line, sizeof(line), "dacce: undefined instruction at %p (bytes now", info->si_addr);
+	int n;
+
+	if (!tell_all_fatal_traps && at[0] != DACCE_TRAP_BYTE)
+		return;
+	n = snprintf(line, sizeof(line), "dacce: undefined instruction at %p (bytes now", info->si_addr);
 
 	for (size_t i = 0; i < shown && n > 0 && n < (int)sizeof(line); i++)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " %02x", at[i]);

@@ -43,6 +43,8 @@ struct dacce_patch {
  */
 typedef int (*dacce_trap_hook)(void *ucontext, uintptr_t trap_at);
 void dacce_patch_set_trap_hook(dacce_trap_hook hook);
+/* Under DACCE_LOG a program dying of its own undefined instruction is told too (patch.c). */
+void dacce_patch_set_verbose(bool verbose);
 
 /*
  * Installs the trap signal's handler (trap.h) and registers for core

@@ -4204,6 +4204,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	int err, perf_err;
 
 	rt.verbose = log && *log && strcmp(log, "0") != 0;
+	dacce_patch_set_verbose(rt.verbose);
 	count = dacce_env("DACCE_COUNT");
 	rt.counting = count && *count && strcmp(count, "0") != 0;
 	tail_calls = dacce_env("DACCE_TAIL_CALLS");

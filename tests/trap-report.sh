@@ -11,7 +11,8 @@
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
 # hot tail call and hotback.c's hot back edge must get an epoch of their own, tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
-# tailcalls.c built without unwind tables must be instrumented.
+# tailcalls.c built without unwind tables must be instrumented, and a program's fatal
+# undefined instruction must read as natively unless it is on the runtime's trap byte.
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -177,6 +178,34 @@ if ${CC:-gcc} -O2 -g0 -fno-asynchronous-unwind-tables -fno-exceptions -D_GNU_SOU
 	fi
 else
 	fail "cannot build tailcalls.c without unwind tables"
+fi
+# A program that dies of an undefined instruction of its own dies so under the runtime, with
+# its output as natively (ud2: no word from the runtime without DACCE_LOG, one line with it);
+# one that dies on the runtime's trap byte (0xd6, undefined in 64-bit mode) gets a line
+# saying where, always: that is how a trap the runtime lost track of shows.
+# fatal_ud NAME BYTES: exit status and the runtime's lines, natively, without and with DACCE_LOG.
+fatal_ud() {
+	local bin=$build/trapreport-$1
+	printf 'int main(void) { __asm__ volatile(".byte %s"); return 0; }\n' "$2" |
+		${CC:-gcc} -O2 -x c - -o "$bin" || return 1
+	"$bin" 2>/dev/null
+	printf '%s ' $?
+	LD_PRELOAD="$lib" "$bin" 2>"$bin.err"
+	printf '%s %s ' $? "$(grep -c '^dacce: undefined instruction at 0x[0-9a-f]* (bytes now' "$bin.err")"
+	DACCE_LOG=1 LD_PRELOAD="$lib" "$bin" 2>"$bin.err"
+	printf '%s %s\n' $? "$(grep -c '^dacce: undefined instruction at 0x[0-9a-f]* (bytes now' "$bin.err")"
+}
+got=$(fatal_ud ud2 '0x0f, 0x0b')
+if [ "$got" = "132 132 0 132 1" ]; then
+	pass "the program's own ud2 kills it as natively, told only under DACCE_LOG"
+else
+	fail "the program's own ud2 (native, runtime, lines, DACCE_LOG, lines): $got"
+fi
+got=$(fatal_ud d6 '0xd6')
+if [ "$got" = "132 132 1 132 1" ]; then
+	pass "an undefined instruction on the trap byte is told"
+else
+	fail "the trap byte (native, runtime, lines, DACCE_LOG, lines): $got"
 fi
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
