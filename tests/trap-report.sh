@@ -118,28 +118,23 @@ else
 	missing reorder
 fi
 
+# epoch_for NAME WHAT: NAME-O2's run must install an epoch "for a WHAT".
+epoch_for() {
+	local log
+	if ! log=$(log_of "$1"); then
+		missing "$1"
+	elif printf '%s\n' "$log" | grep -q "^dacce: epoch [0-9]* installed for a $2"; then
+		pass "an epoch for a $2"
+	else
+		fail "no epoch for $1.c's $2"
+	fi
+}
 # hottail.c's tail call that gets hot after its callee's free in-edge was chosen: the policy
 # must re-encode to make it free.
-if log=$(log_of hottail); then
-	if printf '%s\n' "$log" | grep -q '^dacce: epoch [0-9]* installed for a hot tail call'; then
-		pass "an epoch for a hot tail call"
-	else
-		fail "no epoch for hottail.c's hot tail call"
-	fi
-else
-	missing hottail
-fi
+epoch_for hottail "hot tail call"
 # hotback.c's interpreter cycle, whose hot edge was pushed (a back edge) after the first
 # epoch: the policy must re-encode and push the cycle's cold edge instead.
-if log=$(log_of hotback); then
-	if printf '%s\n' "$log" | grep -q '^dacce: epoch [0-9]* installed for a hot back edge'; then
-		pass "an epoch for a hot back edge"
-	else
-		fail "no epoch for hotback.c's hot back edge"
-	fi
-else
-	missing hotback
-fi
+epoch_for hotback "hot back edge"
 # tailstall.c's long frame, entered by a tail call while it was free, while another thread
 # makes a hotter way into its function: an epoch put off for it ("needs a record now") must
 # be followed by one installed before the frame ends (the tail edge kept free), not by more
