@@ -59,6 +59,7 @@
 #include "probes.h"
 #include "reload.h"
 #include "scan.h"
+#include "scan_cache.h"
 #include "signals.h"
 #include "tail.h"
 #include "thread_registry.h"
@@ -1548,8 +1549,8 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 		free(copy);
 		return err;
 	}
-	err = dacce_scan_function(copy ? copy : (const uint8_t *)fn->start, fn->start, fn->start,
-				  fn->end, m->funcs.plt, m->funcs.n_plt, &scan);
+	err = dacce_scan_cached(m->scans, copy ? copy : (const uint8_t *)fn->start, fn->start,
+				fn->end, m->funcs.plt, m->funcs.n_plt, &scan);
 	if (err) {
 		dacce_rt_log(false, "function at %#lx left uninstrumented: scan failed (%s)",
 			     (unsigned long)fn->start, strerror(-err));
@@ -3581,11 +3582,24 @@ static size_t entries_armed(void)
 	return n;
 }
 
+/* Scans made by this process, kept for the next runs (scan_cache.h). */
+__attribute__((destructor)) static void save_scans(void)
+{
+	sigset_t saved;
+
+	if (!rt.enabled)
+		return;
+	rt_lock(&saved);
+	dacce_scan_cache_save();
+	rt_unlock(&saved);
+}
+
 /* The summary DACCE_LOG asks for, when the process ends. */
 __attribute__((destructor)) static void log_summary(void)
 {
 	char epochs[160];
 	unsigned long long leaf_edges = 0;
+	unsigned long scans_found, scans_made;
 	sigset_t saved;
 
 	/* Not even counted unless asked for: the site table's untouched pages would fault in. */
@@ -3612,6 +3626,10 @@ __attribute__((destructor)) static void log_summary(void)
 		     (unsigned long long)rt.n_native_calls, (unsigned long long)rt.n_entry_traps, entries_armed(),
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
+	dacce_scan_cache_counts(&scans_found, &scans_made);
+	if (scans_found || scans_made)
+		dacce_rt_log(false, "pid %d: %lu scans read from the cache, %lu made", (int)getpid(),
+			     scans_found, scans_made);
 	rt_log_hot_traps();
 }
 
@@ -3649,8 +3667,10 @@ static void after_fork(bool child)
 	if (err)
 		rt_fatal("keeping the code cache apart across fork", err);
 	cancel_state = release_lock();
-	if (child)
+	if (child) {
 		dacce_perfmap_after_fork_child();
+		dacce_scan_cache_after_fork_child();
+	}
 	if (child)
 		dacce_threads_after_fork(); /* the registry holds only this thread now */
 	if (child)
@@ -3740,6 +3760,7 @@ static int open_module(const struct dacce_module_info *info, struct rt_module *m
 		with_fde += (m->funcs.funcs[i].flags & DACCE_FUNC_FDE) != 0;
 	m->has_fdes = with_fde * 2 >= m->funcs.n && with_fde > 0;
 	m->cfa = dacce_cfa_open(info); /* optional: without it, tail calls are guessed */
+	m->scans = dacce_scan_cache_for(info, &m->funcs); /* optional: scans of earlier runs */
 	return add_module(info, &m->graph_module);
 }
 
@@ -3822,6 +3843,7 @@ static int load_program(void)
 		DACCE_PROBE(start, tpoff, DACCE_TLS_LAYOUT_VERSION, rt.exe->path);
 	}
 	announce_scan(&rt.modules);
+	dacce_scan_cache_setup(dacce_modules_find(&rt.at_start, (uintptr_t)&load_program));
 	err = open_modules();
 	if (err)
 		return err;
@@ -4029,6 +4051,7 @@ static int close_module(struct rt_module *m)
 	dacce_plt_names_fini(&m->plt_names);
 	dacce_cfa_close(m->cfa);
 	m->cfa = NULL;
+	m->scans = NULL; /* kept by scan_cache.c until the process ends */
 	dacce_funcs_fini(&m->funcs);
 	/* m->info stays: a thread may be reading it in rt_module_at, without the lock. */
 	dacce_rt_log(false, "library %s unloaded: no longer instrumented", m->info->path);

@@ -30,6 +30,7 @@
 #include "ops.h"
 #include "reload.h"
 #include "scan.h"
+#include "scan_cache.h"
 #include "tls.h"
 
 /* A trampoline of a trapped or dispatched site, for one target. */
@@ -108,6 +109,7 @@ struct rt_module {
 	struct dacce_entry_watch entries; /* its functions not decoded yet trap on entry */
 	struct dacce_padding padding;	  /* room for hops to short sites' code (padding.h) */
 	struct dacce_plt_names plt_names; /* who its lazily bound PLT slots will call (plt.h) */
+	struct dacce_scan_cache *scans;	  /* its scans of earlier runs, or NULL (scan_cache.h) */
 	uint32_t graph_module;
 	uintptr_t stand_in_return; /* a `ret` written into its padding (dl_callers.h); 1: none */
 };

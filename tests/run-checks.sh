@@ -80,6 +80,8 @@ if [ "$libdacce" != "-" ]; then
 	run_counted trapreport tests/trap-report.sh "$build" "$libdacce"
 	echo "== which libraries are instrumented (DACCE_LOG, DACCE_LIBS=0)"
 	run_counted libraries tests/libraries.sh "$build" "$libdacce"
+	echo "== scans kept between runs (DACCE_CACHE_DIR)"
+	run_counted scancache tests/scan-cache.sh "$build" "$libdacce"
 	echo "== real programs under libdacce.so (same output, same exit status)"
 	run_counted real tests/run-real.sh "$build" "$libdacce"
 	echo "== dacce launch end to end (BPF capture, reports, failures)"
