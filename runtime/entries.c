@@ -136,6 +136,26 @@ static int put_back(const struct dacce_func *fn, uint8_t original)
 	return err;
 }
 
+/* A debugger's breakpoint over the trap byte stays (see dacce_entries_disarm). */
+static bool under_debugger_breakpoint(const struct dacce_func *fn, uint8_t original)
+{
+	return *(const volatile uint8_t *)fn->start == DACCE_INT3 && original != DACCE_INT3;
+}
+
+int dacce_entries_queue_disarm(const struct dacce_entry_watch *w, const struct dacce_func *fn)
+{
+	uint8_t original;
+	int err;
+
+	/* Not over a site's patch there (a short site's hop over the instruction at the entry). */
+	if (!dacce_patch_writes_whole() || dacce_entries_original(w, fn, &original) != 1 ||
+	    under_debugger_breakpoint(fn, original) || dacce_patch_queue_covers(fn->start))
+		return 0;
+	err = dacce_patch_submit(&(struct dacce_patch){ .addr = fn->start, .bytes = &original,
+							.len = 1 });
+	return err ? err : 1;
+}
+
 int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn)
 {
 	uint8_t original;
@@ -149,8 +169,10 @@ int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *f
 	 * the thread stops there as the debugger expects, and the trap byte the
 	 * debugger saved, written back, is a stray.
 	 */
-	err = *(const volatile uint8_t *)fn->start == DACCE_INT3 && original != DACCE_INT3 ? 0
-									  : put_back(fn, original);
+	err = under_debugger_breakpoint(fn, original) ||
+			      *(const volatile uint8_t *)fn->start == original
+		      ? 0
+		      : put_back(fn, original);
 	if (err)
 		return err;
 	__atomic_store_n(&w->state[index_of(w, fn)], (uint16_t)(ENTRY_DISARMED | original),

@@ -58,6 +58,15 @@ const struct dacce_func *dacce_entries_armed_at(const struct dacce_entry_watch *
 int dacce_entries_disarm(struct dacce_entry_watch *w, const struct dacce_func *fn);
 
 /*
+ * With a patch queue open (patch.h) and patches written whole: queues the
+ * write of fn's first byte back, if it is armed, so that it goes out in one
+ * write with the function's sites; dacce_entries_disarm after the queue is
+ * closed then only marks it disarmed.  1 if queued, 0 if not, or a
+ * negative errno.
+ */
+int dacce_entries_queue_disarm(const struct dacce_entry_watch *w, const struct dacce_func *fn);
+
+/*
  * A trap met at addr, the entry of a function already disarmed, that does
  * not hold the function's own byte: a debugger's doing.  gdb removes its
  * breakpoints whenever the program stops, writing back the byte it saw when

@@ -541,6 +541,21 @@ void dacce_patch_sole_thread(bool sole)
 	atomic_store(&sole_thread, sole);
 }
 
+bool dacce_patch_writes_whole(void)
+{
+	return whole_writes();
+}
+
+bool dacce_patch_queue_covers(uintptr_t addr)
+{
+	const struct queued *q = queues[queue_which];
+
+	for (size_t i = 0; i < queue_len; i++)
+		if (addr >= q[i].patch.addr && addr - q[i].patch.addr < q[i].patch.len)
+			return true;
+	return false;
+}
+
 void dacce_patch_foreign_begin(void)
 {
 	foreign_writer++;
@@ -678,6 +693,28 @@ static int queue_step(const struct queued *q, size_t n, enum queue_step step, si
 	return 0;
 }
 
+/*
+ * Into address order, so that runs gather them: a function's sites come
+ * in order, its entry's byte (entries.h) after them.  Insertion sort: a
+ * queue is one function's sites, and nearly sorted.
+ */
+static void sort_by_address(struct queued *q, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct queued item = q[i];
+		size_t j = i;
+
+		for (; j > 0 && q[j - 1].patch.addr > item.patch.addr; j--)
+			q[j] = q[j - 1];
+		if (j == i)
+			continue;
+		q[j] = item;
+		/* patch.bytes points into the entry itself: moved with it. */
+		for (size_t k = j; k <= i; k++)
+			q[k].patch.bytes = q[k].bytes;
+	}
+}
+
 static int queue_flush(void)
 {
 	struct queued *q = queues[queue_which];
@@ -688,6 +725,7 @@ static int queue_flush(void)
 		return 0;
 	if (whole_writes()) {
 		/* A failed write leaves the patches before it whole, the rest untouched. */
+		sort_by_address(q, n);
 		err = queue_step(q, n, STEP_WHOLE, &done);
 		sync_all_cores();
 		goto done;

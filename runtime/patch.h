@@ -90,6 +90,12 @@ int dacce_patch_submit(const struct dacce_patch *patch);
  * per batch, with no int3 steps: nobody can fetch them half written.
  */
 void dacce_patch_sole_thread(bool sole);
+
+/* Whether this thread's patches are written whole now (the above, and not a foreign writer). */
+bool dacce_patch_writes_whole(void);
+
+/* Whether a patch of the open queue covers addr. */
+bool dacce_patch_queue_covers(uintptr_t addr);
 /*
  * Between begin and end, patches made by the calling thread take the int3
  * steps and serialise every core even in sole-thread mode: it is not the

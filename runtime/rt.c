@@ -1574,6 +1574,12 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 		if (!under_breakpoint(&scan.sites[i], &breakpoints))
 			err = consider_site(&scan.sites[i], fn, node, &walk);
 	rt.decoding = outer;
+	/* Its entry's byte too, in the same write as the sites near it, when nobody else runs. */
+	if (!err && armed) {
+		int queued = dacce_entries_queue_disarm(&m->entries, fn);
+
+		err = queued < 0 ? queued : 0;
+	}
 	close_err = dacce_patch_queue_close();
 	if (!err)
 		err = close_err;

@@ -454,6 +454,47 @@ START_TEST(test_sole_thread_writes_whole_patches)
 }
 END_TEST
 
+/*
+ * With no other thread, a queue goes out in address order whatever the
+ * order it was submitted in (a function's entry byte comes after its
+ * sites): one write for patches close together.
+ */
+START_TEST(test_sole_thread_writes_out_of_order_in_one_run)
+{
+	static const size_t at[] = { 200, 40, 24, 16, 0 };
+	uint8_t *area = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t expect[4096], bytes[sizeof(at) / sizeof(at[0])][5];
+	unsigned long writes;
+
+	ck_assert_ptr_ne(area, MAP_FAILED);
+	ck_assert_int_eq(dacce_patch_init(), 0);
+	dacce_patch_sole_thread(true);
+	memset(expect, 0, sizeof(expect));
+	dacce_patch_queue_open();
+	for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		size_t len = at[k] == 0 ? 1 : 5;
+		struct dacce_patch patch = { .addr = (uintptr_t)area + at[k], .bytes = bytes[k],
+					     .len = len };
+
+		for (size_t b = 0; b < len; b++)
+			bytes[k][b] = (uint8_t)(0x40 + k * 5 + b);
+		memcpy(expect + at[k], bytes[k], len);
+		ck_assert_int_eq(dacce_patch_submit(&patch), 0);
+	}
+	ck_assert(dacce_patch_queue_covers((uintptr_t)area + 26));
+	ck_assert(dacce_patch_queue_covers((uintptr_t)area));
+	ck_assert(!dacce_patch_queue_covers((uintptr_t)area + 1));
+	ck_assert(!dacce_patch_queue_covers((uintptr_t)area + 29));
+	writes = dacce_patch_writes();
+	ck_assert_int_eq(dacce_patch_queue_close(), 0);
+	ck_assert_uint_eq(dacce_patch_writes() - writes, 1);
+	ck_assert_mem_eq(area, expect, sizeof(expect));
+	ck_assert(!dacce_patch_queue_covers((uintptr_t)area + 26));
+	dacce_patch_sole_thread(false);
+	munmap(area, 4096);
+}
+END_TEST
+
 /* A read-only page, as program text is: writes reach it only through the runtime. */
 static uint8_t *read_only_page(void)
 {
@@ -576,6 +617,7 @@ static Suite *patch_suite(void)
 	tcase_add_test(tc, test_queued_patches_wait_for_the_outermost_close);
 	tcase_add_test(tc, test_threads_racing_through_a_site_patched_from_a_queue);
 	tcase_add_test(tc, test_queued_patches_written_in_runs_leave_the_bytes_between_alone);
+	tcase_add_test(tc, test_sole_thread_writes_out_of_order_in_one_run);
 	tcase_add_test(tc, test_sole_thread_writes_whole_patches);
 	tcase_add_test(tc, test_threads_racing_through_a_site_patched_by_a_foreign_writer);
 	tcase_add_test(tc, test_gathered_writes_land_in_runs);
