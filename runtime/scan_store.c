@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "scan_store.h"
 
+#include "scan_record.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char store_magic[8] = { 'D', 'A', 'C', 'C', 'E', 'S', 'C', 1 };
+static const char store_magic[8] = { 'D', 'A', 'C', 'C', 'E', 'S', 'C', 2 };
 
 struct store_header {
 	char magic[8];
@@ -32,39 +34,6 @@ struct dacce_scan_store_entry {
 	uint32_t at;  /* where the record starts in the file */
 	uint32_t len; /* its length */
 	uint32_t reserved;
-};
-
-/* Fields of struct dacce_scan_site that hold an address, or 0 for none. */
-enum {
-	HAS_TARGET = 1 << 0,
-	HAS_SLOT = 1 << 1,
-	HAS_PREV = 1 << 2,
-	HAS_PREV2 = 1 << 3,
-	HAS_TABLE = 1 << 4,
-	HAS_GUARD = 1 << 5,
-	HAS_STOP = 1 << 6,
-};
-
-/* Addresses are kept as distances from the function's start (modulo 2^64). */
-struct stored_site {
-	uint64_t addr, target, slot, prev, prev2, table, guard;
-	uint32_t entries;
-	uint8_t len, kind, flags, prev_len, prev2_len, pad, entry_size, has;
-	int8_t prev_rip_disp, prev2_rip_disp;
-	uint8_t reserved[6];
-};
-
-struct stored_pad {
-	uint64_t start;
-	uint8_t len;
-	uint8_t reserved[7];
-};
-
-struct stored_scan {
-	uint64_t n_sites, n_pads, n_insns;
-	uint64_t stop;
-	uint8_t stopped_early, has;
-	uint8_t reserved[6];
 };
 
 uint64_t dacce_scan_store_hash(const void *bytes, size_t len)
@@ -101,99 +70,26 @@ uint64_t dacce_scan_store_module_key(const uint8_t *build_id, size_t build_id_le
 	return h;
 }
 
-static uint64_t delta(uintptr_t value, uintptr_t start, uint8_t bit, uint8_t *has)
-{
-	if (!value)
-		return 0;
-	*has |= bit;
-	return (uint64_t)(value - start);
-}
-
-static uintptr_t address(uint64_t d, uintptr_t start, uint8_t bit, uint8_t has)
-{
-	return (has & bit) ? start + (uintptr_t)d : 0;
-}
-
-static void store_site(const struct dacce_scan_site *s, uintptr_t start, struct stored_site *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->addr = (uint64_t)(s->addr - start);
-	out->target = delta(s->target, start, HAS_TARGET, &out->has);
-	out->slot = delta(s->slot, start, HAS_SLOT, &out->has);
-	out->prev = delta(s->prev, start, HAS_PREV, &out->has);
-	out->prev2 = delta(s->prev2, start, HAS_PREV2, &out->has);
-	out->table = delta(s->jump_table.table, start, HAS_TABLE, &out->has);
-	out->guard = delta(s->jump_table.guard, start, HAS_GUARD, &out->has);
-	out->entries = s->jump_table.entries;
-	out->len = s->len;
-	out->kind = s->kind;
-	out->flags = s->flags;
-	out->prev_len = s->prev_len;
-	out->prev2_len = s->prev2_len;
-	out->pad = s->pad;
-	out->entry_size = s->jump_table.entry_size;
-	out->prev_rip_disp = s->prev_rip_disp;
-	out->prev2_rip_disp = s->prev2_rip_disp;
-}
-
-static void load_site(const struct stored_site *in, uintptr_t start, struct dacce_scan_site *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->addr = start + (uintptr_t)in->addr;
-	s->target = address(in->target, start, HAS_TARGET, in->has);
-	s->slot = address(in->slot, start, HAS_SLOT, in->has);
-	s->prev = address(in->prev, start, HAS_PREV, in->has);
-	s->prev2 = address(in->prev2, start, HAS_PREV2, in->has);
-	s->jump_table.table = address(in->table, start, HAS_TABLE, in->has);
-	s->jump_table.guard = address(in->guard, start, HAS_GUARD, in->has);
-	s->jump_table.entries = in->entries;
-	s->len = in->len;
-	s->kind = in->kind;
-	s->flags = in->flags;
-	s->prev_len = in->prev_len;
-	s->prev2_len = in->prev2_len;
-	s->pad = in->pad;
-	s->jump_table.entry_size = in->entry_size;
-	s->prev_rip_disp = in->prev_rip_disp;
-	s->prev2_rip_disp = in->prev2_rip_disp;
-}
-
 int dacce_scan_record_make(const struct dacce_scan *scan, const uint8_t *code, uintptr_t start,
 			   uintptr_t end, uint64_t offset, struct dacce_scan_record *out)
 {
-	struct stored_scan head = { .n_sites = scan ? scan->n : 0 };
+	uint8_t *bytes;
 	size_t len;
-	uint8_t *p;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (!scan || !code || end <= start || end - start > UINT32_MAX)
 		return -EINVAL;
-	len = sizeof(head) + scan->n * sizeof(struct stored_site) +
-	      scan->n_pads * sizeof(struct stored_pad);
-	p = malloc(len);
-	if (!p)
-		return -ENOMEM;
-	head.n_pads = scan->n_pads;
-	head.n_insns = scan->n_insns;
-	head.stopped_early = scan->stopped_early;
-	head.stop = delta(scan->stop_addr, start, HAS_STOP, &head.has);
-	memcpy(p, &head, sizeof(head));
-	for (size_t i = 0; i < scan->n; i++) {
-		struct stored_site s;
-
-		store_site(&scan->sites[i], start, &s);
-		memcpy(p + sizeof(head) + i * sizeof(s), &s, sizeof(s));
-	}
-	for (size_t i = 0; i < scan->n_pads; i++) {
-		struct stored_pad pad = { .start = (uint64_t)(scan->pads[i].start - start),
-					  .len = scan->pads[i].len };
-
-		memcpy(p + sizeof(head) + scan->n * sizeof(struct stored_site) + i * sizeof(pad),
-		       &pad, sizeof(pad));
+	err = dacce_scan_record_encode(scan, start, &bytes, &len);
+	if (err)
+		return err;
+	if (len > UINT32_MAX) {
+		free(bytes);
+		return -EFBIG;
 	}
 	*out = (struct dacce_scan_record){ .offset = offset, .code_len = (uint32_t)(end - start),
 					   .code_hash = dacce_scan_store_hash(code, end - start),
-					   .len = (uint32_t)len, .bytes = p };
+					   .len = (uint32_t)len, .bytes = bytes };
 	return 0;
 }
 
@@ -302,71 +198,12 @@ static const struct dacce_scan_store_entry *find_entry(const struct dacce_scan_s
 	return lo < store->n && store->index[lo].offset == offset ? &store->index[lo] : NULL;
 }
 
-/* The record's counts agree with its length, and every site lies in the function. */
-static bool record_fits(const struct stored_scan *head, uint32_t len, uint64_t code_len)
-{
-	uint64_t room = len - sizeof(*head);
-
-	return head->n_sites <= room / sizeof(struct stored_site) &&
-	       head->n_pads <= room / sizeof(struct stored_pad) &&
-	       head->n_sites * sizeof(struct stored_site) + head->n_pads * sizeof(struct stored_pad) ==
-		       room &&
-	       head->n_insns <= code_len;
-}
-
-static int load_scan(const uint8_t *rec, uint32_t len, uintptr_t start, uint64_t code_len,
-		     struct dacce_scan *out)
-{
-	const uint8_t *sites, *pads;
-	struct stored_scan head;
-
-	if (len < sizeof(head))
-		return -ENOENT;
-	memcpy(&head, rec, sizeof(head));
-	if (!record_fits(&head, len, code_len))
-		return -ENOENT;
-	sites = rec + sizeof(head);
-	pads = sites + head.n_sites * sizeof(struct stored_site);
-	out->sites = head.n_sites ? malloc(head.n_sites * sizeof(*out->sites)) : NULL;
-	out->pads = head.n_pads ? malloc(head.n_pads * sizeof(*out->pads)) : NULL;
-	if ((head.n_sites && !out->sites) || (head.n_pads && !out->pads)) {
-		dacce_scan_fini(out);
-		return -ENOMEM;
-	}
-	for (uint64_t i = 0; i < head.n_sites; i++) {
-		struct stored_site s;
-
-		memcpy(&s, sites + i * sizeof(s), sizeof(s));
-		if (s.addr >= code_len) {
-			dacce_scan_fini(out);
-			return -ENOENT;
-		}
-		load_site(&s, start, &out->sites[i]);
-	}
-	for (uint64_t i = 0; i < head.n_pads; i++) {
-		struct stored_pad p;
-
-		memcpy(&p, pads + i * sizeof(p), sizeof(p));
-		if (p.start >= code_len) {
-			dacce_scan_fini(out);
-			return -ENOENT;
-		}
-		out->pads[i] = (struct dacce_scan_pad){ .start = start + (uintptr_t)p.start,
-							.len = p.len };
-	}
-	out->n = out->cap = head.n_sites;
-	out->n_pads = out->cap_pads = head.n_pads;
-	out->n_insns = head.n_insns;
-	out->stopped_early = head.stopped_early != 0;
-	out->stop_addr = address(head.stop, start, HAS_STOP, head.has);
-	return 0;
-}
-
 int dacce_scan_store_find(const struct dacce_scan_store *store, uint64_t offset,
 			  const uint8_t *code, uintptr_t start, uintptr_t end,
 			  struct dacce_scan *out)
 {
 	const struct dacce_scan_store_entry *e;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (!store || !store->map || !code || end <= start)
@@ -376,7 +213,8 @@ int dacce_scan_store_find(const struct dacce_scan_store *store, uint64_t offset,
 	    e->code_hash != dacce_scan_store_hash(code, end - start) ||
 	    e->record_hash != dacce_scan_store_hash(store->map + e->at, e->len))
 		return -ENOENT;
-	return load_scan(store->map + e->at, e->len, start, e->code_len, out);
+	err = dacce_scan_record_decode(store->map + e->at, e->len, start, e->code_len, out);
+	return err == -EINVAL ? -ENOENT : err; /* a record that does not decode is a miss */
 }
 
 /* One record to write: from the old file or added. */

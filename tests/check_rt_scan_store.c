@@ -18,8 +18,10 @@
 #include "check_main.h"
 #include "funcs.h"
 #include "modules.h"
+#include "private_alloc.h"
 #include "scan.h"
 #include "scan_cache.h"
+#include "scan_record.h"
 #include "scan_store.h"
 
 #define BASE ((uintptr_t)0x400000)
@@ -314,6 +316,88 @@ START_TEST(test_merge_keeps_old_and_prefers_new)
 }
 END_TEST
 
+/* A scan with every field set, far addresses both ways, as records must keep them. */
+static void make_full_scan(struct dacce_scan *scan, uintptr_t start)
+{
+	static struct dacce_scan_site sites[3];
+	static struct dacce_scan_pad pads[2];
+
+	memset(sites, 0, sizeof(sites));
+	sites[0] = (struct dacce_scan_site){
+		.addr = start + 3, .len = 5, .kind = DACCE_SITE_DIRECT, .target = start - 0x7fff0000,
+		.prev = start, .prev_len = 3, .prev_rip_disp = -1, .prev2_len = 2,
+		.prev2_rip_disp = -1,
+	};
+	sites[1] = (struct dacce_scan_site){
+		.addr = start + 0x30, .len = 6, .kind = DACCE_SITE_INDIRECT,
+		.flags = DACCE_SCAN_MEM | DACCE_SCAN_NOTRACK, .slot = start + 0xc0000000ull,
+		.prev = start + 0x29, .prev_len = 7, .prev_rip_disp = 3, .prev2 = start + 0x20,
+		.prev2_len = 9, .prev2_rip_disp = DACCE_SCAN_PREV_JCC,
+	};
+	sites[2] = (struct dacce_scan_site){
+		.addr = start + 0x1000, .len = 2, .kind = DACCE_SITE_TAIL_INDIRECT,
+		.flags = DACCE_SCAN_REG | DACCE_SCAN_SHORT | DACCE_SCAN_JUMP_TABLE, .pad = 11,
+		.jump_table = { .table = start + 0x123456789ull, .entries = 0xfffffff0u,
+				.entry_size = 4, .guard = start + 0xff0 },
+	};
+	pads[0] = (struct dacce_scan_pad){ .start = start + 0x1002, .len = 14, .used = 0 };
+	pads[1] = (struct dacce_scan_pad){ .start = start + 0x2000, .len = 255, .used = 7 };
+	*scan = (struct dacce_scan){ .sites = sites, .n = 3, .pads = pads, .n_pads = 2,
+				     .n_insns = 1234, .stopped_early = true,
+				     .stop_addr = start + 0x2010 };
+}
+
+START_TEST(test_record_keeps_every_field)
+{
+	struct dacce_scan scan, back;
+	uint8_t *bytes;
+	size_t len;
+
+	make_full_scan(&scan, BASE);
+	ck_assert_int_eq(dacce_scan_record_encode(&scan, BASE, &bytes, &len), 0);
+	ck_assert_uint_lt(len, 120); /* variable-length: far smaller than the structs */
+	ck_assert_int_eq(dacce_scan_record_decode(bytes, len, BASE, 0x3000, &back), 0);
+	assert_same_scan(&scan, &back);
+	dacce_scan_fini(&back);
+	/* Elsewhere, every address moves with the start. */
+	ck_assert_int_eq(dacce_scan_record_decode(bytes, len, MOVED, 0x3000, &back), 0);
+	make_full_scan(&scan, MOVED);
+	assert_same_scan(&scan, &back);
+	dacce_scan_fini(&back);
+	dacce_free(bytes); /* the runtime's heap (private_alloc.h) */
+}
+END_TEST
+
+START_TEST(test_record_refuses_what_is_not_one)
+{
+	struct dacce_scan scan, back;
+	uint8_t *bytes, *longer;
+	size_t len;
+
+	make_full_scan(&scan, BASE);
+	ck_assert_int_eq(dacce_scan_record_encode(&scan, BASE, &bytes, &len), 0);
+	/* Every prefix is short of something. */
+	for (size_t cut = 0; cut < len; cut++) {
+		ck_assert_int_eq(dacce_scan_record_decode(bytes, cut, BASE, 0x3000, &back), -EINVAL);
+		ck_assert_ptr_null(back.sites);
+	}
+	/* A byte more is not one record. */
+	longer = malloc(len + 1);
+	ck_assert_ptr_nonnull(longer);
+	memcpy(longer, bytes, len);
+	longer[len] = 0;
+	ck_assert_int_eq(dacce_scan_record_decode(longer, len + 1, BASE, 0x3000, &back), -EINVAL);
+	/* A function too short for its sites and pads. */
+	ck_assert_int_eq(dacce_scan_record_decode(bytes, len, BASE, 0x2000, &back), -EINVAL);
+	ck_assert_int_eq(dacce_scan_record_decode(bytes, len, BASE, 0x1000, &back), -EINVAL);
+	/* A varint that never ends. */
+	memset(longer, 0xff, len + 1);
+	ck_assert_int_eq(dacce_scan_record_decode(longer, len + 1, BASE, 0x3000, &back), -EINVAL);
+	free(longer);
+	dacce_free(bytes);
+}
+END_TEST
+
 /* Every function of this program scanned, written, read back: the same scans. */
 START_TEST(test_real_functions_round_trip)
 {
@@ -429,6 +513,8 @@ static Suite *scan_store_suite(void)
 	TCase *store = tcase_create("store");
 	TCase *cache = tcase_create("cache");
 
+	tcase_add_test(store, test_record_keeps_every_field);
+	tcase_add_test(store, test_record_refuses_what_is_not_one);
 	tcase_add_test(store, test_moved_function_reads_back_moved);
 	tcase_add_test(store, test_other_bytes_offset_or_length_miss);
 	tcase_add_test(store, test_another_module_or_scanner_is_refused);
