@@ -148,7 +148,7 @@ $(BUILD)/obj/%.o: %.c
 
 # Runtime objects allocate from the runtime's own heap (runtime/private_alloc.h), except
 # those that exchange malloc'd memory with other libraries (libdw, realpath).
-GLIBC_HEAP_SRCS := runtime/funcs.c runtime/modules.c runtime/traits.c \
+GLIBC_HEAP_SRCS := runtime/funcs.c runtime/funcs_store.c runtime/modules.c runtime/traits.c \
 	runtime/private_alloc.c
 # A throw out of a signal handler runs the wrapper's cleanup (runtime/signals.c).
 $(BUILD)/pic/runtime/signals.o: ALL_CFLAGS += -fexceptions

@@ -3605,7 +3605,7 @@ __attribute__((destructor)) static void log_summary(void)
 {
 	char epochs[160];
 	unsigned long long leaf_edges = 0;
-	unsigned long scans_found, scans_made;
+	unsigned long scans_found, scans_made, tables_found;
 	sigset_t saved;
 
 	/* Not even counted unless asked for: the site table's untouched pages would fault in. */
@@ -3632,10 +3632,10 @@ __attribute__((destructor)) static void log_summary(void)
 		     (unsigned long long)rt.n_native_calls, (unsigned long long)rt.n_entry_traps, entries_armed(),
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
-	dacce_scan_cache_counts(&scans_found, &scans_made);
+	dacce_scan_cache_counts(&scans_found, &scans_made, &tables_found);
 	if (scans_found || scans_made)
-		dacce_rt_log(false, "pid %d: %lu scans read from the cache, %lu made", (int)getpid(),
-			     scans_found, scans_made);
+		dacce_rt_log(false, "pid %d: %lu scans read from the cache, %lu made; %lu function tables read from it",
+			     (int)getpid(), scans_found, scans_made, tables_found);
 	rt_log_hot_traps();
 }
 
@@ -3749,7 +3749,7 @@ static int open_module(const struct dacce_module_info *info, struct rt_module *m
 
 	memset(m, 0, sizeof(*m));
 	m->info = info;
-	err = dacce_funcs_load(info, &m->funcs);
+	err = dacce_scan_cache_funcs(info, &m->funcs);
 	if (!err)
 		err = refuse_unwinding(m);
 	if (err == -ENOTSUP && !info->is_main) {

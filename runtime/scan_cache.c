@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "funcs_store.h"
 #include "rt.h"
 #include "scan_store.h"
 
@@ -40,7 +41,7 @@ static struct {
 	uint64_t max_bytes; /* the directory's files together, before the oldest go */
 	struct dacce_scan_cache *modules[MAX_MODULES];
 	size_t n_modules;
-	unsigned long found, scanned;
+	unsigned long found, scanned, tables;
 } cache;
 
 /* dir, made if missing, is a directory only the effective user may write to. */
@@ -106,16 +107,44 @@ static void mark_used(const char *path)
 		(void)utimensat(AT_FDCWD, path, NULL, 0);
 }
 
-static int module_path(const struct dacce_module_info *m, char *path, size_t len)
+/* DIR/BUILD-ID.suffix (suffix with its dot). */
+static int module_path(const struct dacce_module_info *m, const char *suffix, char *path,
+		       size_t len)
 {
 	size_t n = (size_t)snprintf(path, len, "%s/", cache.dir);
 
 	for (size_t i = 0; i < m->build_id_len && n + 3 < len; i++)
 		n += (size_t)snprintf(path + n, len - n, "%02x", m->build_id[i]);
-	if (n + sizeof(".scans") > len)
+	if (n + strlen(suffix) + 1 > len)
 		return -ENAMETOOLONG;
-	memcpy(path + n, ".scans", sizeof(".scans"));
+	memcpy(path + n, suffix, strlen(suffix) + 1);
 	return 0;
+}
+
+int dacce_scan_cache_funcs(const struct dacce_module_info *m, struct dacce_funcs *out)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t key[3];
+	int err;
+
+	/* The file's size too: a stripped copy has the build-id of its original, not its symbols. */
+	if (!cache.on || !m || m->build_id_len == 0 || stat(dacce_funcs_file_of(m), &st) < 0 ||
+	    module_path(m, ".funcs", path, sizeof(path)) < 0)
+		return dacce_funcs_load(m, out);
+	key[0] = cache.scanner;
+	key[1] = dacce_scan_store_hash(m->build_id, m->build_id_len);
+	key[2] = (uint64_t)st.st_size;
+	if (dacce_funcs_store_read(path, dacce_scan_store_hash(key, sizeof(key)), m->bias, out) == 0) {
+		cache.tables++;
+		mark_used(path);
+		return 0;
+	}
+	err = dacce_funcs_load(m, out);
+	if (!err)
+		(void)dacce_funcs_store_write(path, dacce_scan_store_hash(key, sizeof(key)), m->bias,
+					      out);
+	return err;
 }
 
 struct dacce_scan_cache *dacce_scan_cache_for(const struct dacce_module_info *m,
@@ -145,7 +174,7 @@ struct dacce_scan_cache *dacce_scan_cache_for(const struct dacce_module_info *m,
 		return NULL;
 	c->key = key;
 	c->bias = m->bias;
-	if (module_path(m, c->path, sizeof(c->path)) < 0) {
+	if (module_path(m, ".scans", c->path, sizeof(c->path)) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -233,6 +262,11 @@ static int older_first(const void *a, const void *b)
 	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
+static bool kept_file(const char *name, size_t len)
+{
+	return len > 6 && (strcmp(name + len - 6, ".scans") == 0 || strcmp(name + len - 6, ".funcs") == 0);
+}
+
 /* The files of the directory, or NULL (*n then 0). */
 static struct file_age *list_files(size_t *n, uint64_t *total)
 {
@@ -252,7 +286,7 @@ static struct file_age *list_files(size_t *n, uint64_t *total)
 		size_t len = strlen(d->d_name);
 		struct stat st;
 
-		if (len < sizeof(".scans") || strcmp(d->d_name + len - 6, ".scans") != 0 ||
+		if (!kept_file(d->d_name, len) ||
 		    fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
@@ -303,11 +337,12 @@ void dacce_scan_cache_after_fork_child(void)
 {
 	for (size_t i = 0; i < cache.n_modules; i++)
 		cache.modules[i]->inherited = cache.modules[i]->n_added;
-	cache.found = cache.scanned = 0;
+	cache.found = cache.scanned = cache.tables = 0;
 }
 
-void dacce_scan_cache_counts(unsigned long *found, unsigned long *scanned)
+void dacce_scan_cache_counts(unsigned long *found, unsigned long *scanned, unsigned long *tables)
 {
 	*found = cache.found;
 	*scanned = cache.scanned;
+	*tables = cache.tables;
 }

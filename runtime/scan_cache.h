@@ -41,6 +41,12 @@ struct dacce_scan_cache;
  */
 void dacce_scan_cache_setup(const struct dacce_module_info *runtime);
 
+/*
+ * dacce_funcs_load() through the cache: the table kept for m's file (its
+ * build-id and size), else read from the file and kept.
+ */
+int dacce_scan_cache_funcs(const struct dacce_module_info *m, struct dacce_funcs *out);
+
 /* The cache of module m with table funcs, or NULL (none: scans are not kept). */
 struct dacce_scan_cache *dacce_scan_cache_for(const struct dacce_module_info *m,
 					      const struct dacce_funcs *funcs);
@@ -64,7 +70,10 @@ void dacce_scan_cache_save(void);
  */
 void dacce_scan_cache_after_fork_child(void);
 
-/* Scans found in files, and made by Zydis while a file could have held them. */
-void dacce_scan_cache_counts(unsigned long *found, unsigned long *scanned);
+/*
+ * Scans found in files, scans made by Zydis while a file could have held
+ * them, and function tables found in files.
+ */
+void dacce_scan_cache_counts(unsigned long *found, unsigned long *scanned, unsigned long *tables);
 
 #endif

@@ -311,37 +311,41 @@ static int write_all(int fd, const uint8_t *bytes, size_t len)
 	return 0;
 }
 
-int dacce_scan_store_write(const char *path, const struct dacce_scan_store_key *key,
-			   const struct dacce_scan_store *old, const struct dacce_scan_record *added,
-			   size_t n)
+int dacce_scan_store_replace_file(const char *path, const void *bytes, size_t len)
 {
 	char tmp[PATH_MAX];
-	struct pick *picks = NULL;
-	uint8_t *file = NULL;
-	size_t n_picks = 0, size = 0;
-	int fd = -1, err;
+	int fd, err;
 
-	if (!path || !key || (n && !added))
-		return -EINVAL;
 	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	picks = gather(old, added, n, &n_picks);
-	err = picks ? layout(key, picks, n_picks, &file, &size) : -ENOMEM;
-	if (err)
-		goto cleanup;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = write_all(fd, file, size);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, bytes, len);
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	if (!err && rename(tmp, path) < 0)
 		err = -errno;
 	if (err)
 		unlink(tmp);
-cleanup:
+	return err;
+}
+
+int dacce_scan_store_write(const char *path, const struct dacce_scan_store_key *key,
+			   const struct dacce_scan_store *old, const struct dacce_scan_record *added,
+			   size_t n)
+{
+	struct pick *picks = NULL;
+	uint8_t *file = NULL;
+	size_t n_picks = 0, size = 0;
+	int err;
+
+	if (!path || !key || (n && !added))
+		return -EINVAL;
+	picks = gather(old, added, n, &n_picks);
+	err = picks ? layout(key, picks, n_picks, &file, &size) : -ENOMEM;
+	if (!err)
+		err = dacce_scan_store_replace_file(path, file, size);
 	free(file);
 	free(picks);
 	return err;

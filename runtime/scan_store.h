@@ -100,4 +100,7 @@ int dacce_scan_store_write(const char *path, const struct dacce_scan_store_key *
 			   const struct dacce_scan_store *old, const struct dacce_scan_record *added,
 			   size_t n);
 
+/* Makes len bytes the contents of path: a temporary file beside it, renamed over it. */
+int dacce_scan_store_replace_file(const char *path, const void *bytes, size_t len);
+
 #endif

@@ -17,6 +17,7 @@
 
 #include "check_main.h"
 #include "funcs.h"
+#include "funcs_store.h"
 #include "modules.h"
 #include "private_alloc.h"
 #include "scan.h"
@@ -459,6 +460,91 @@ START_TEST(test_real_functions_round_trip)
 }
 END_TEST
 
+static const struct dacce_module_info *own_module(struct dacce_modules *mods)
+{
+	const struct dacce_module_info *exe = NULL;
+
+	ck_assert_int_eq(dacce_modules_scan(mods), 0);
+	for (size_t i = 0; i < mods->n; i++)
+		if (mods->mods[i].is_main)
+			exe = &mods->mods[i];
+	ck_assert_ptr_nonnull(exe);
+	return exe;
+}
+
+static void assert_same_table(const struct dacce_funcs *a, const struct dacce_funcs *b,
+			      uintptr_t moved_by)
+{
+	ck_assert_uint_eq(a->n, b->n);
+	ck_assert_uint_eq(a->n_plt, b->n_plt);
+	ck_assert_uint_eq(a->n_got, b->n_got);
+	for (size_t i = 0; i < a->n_plt; i++) {
+		ck_assert_uint_eq(a->plt[i].start + moved_by, b->plt[i].start);
+		ck_assert_uint_eq(a->plt[i].end + moved_by, b->plt[i].end);
+	}
+	for (size_t i = 0; i < a->n_got; i++) {
+		ck_assert_uint_eq(a->got[i].start + moved_by, b->got[i].start);
+		ck_assert_uint_eq(a->got[i].end + moved_by, b->got[i].end);
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		ck_assert_uint_eq(a->funcs[i].start + moved_by, b->funcs[i].start);
+		ck_assert_uint_eq(a->funcs[i].end + moved_by, b->funcs[i].end);
+		ck_assert_uint_eq(a->funcs[i].flags, b->funcs[i].flags);
+		ck_assert_int_eq(!a->funcs[i].name, !b->funcs[i].name);
+		if (a->funcs[i].name)
+			ck_assert_str_eq(a->funcs[i].name, b->funcs[i].name);
+	}
+}
+
+/* This program's function table, written and read back, here and moved; damage refused. */
+START_TEST(test_function_table_round_trip)
+{
+	struct dacce_modules mods;
+	const struct dacce_module_info *exe = own_module(&mods);
+	struct dacce_funcs funcs, back;
+	uint8_t *good, *bad;
+	size_t len, refused = 0;
+	char path[128];
+
+	make_dir();
+	path_in_dir(path, sizeof(path), "exe.funcs");
+	ck_assert_int_eq(dacce_funcs_load(exe, &funcs), 0);
+	ck_assert_uint_gt(funcs.n, 500);
+	ck_assert_int_eq(dacce_funcs_store_write(path, 42, exe->bias, &funcs), 0);
+	ck_assert_int_eq(dacce_funcs_store_read(path, 42, exe->bias, &back), 0);
+	assert_same_table(&funcs, &back, 0);
+	dacce_funcs_fini(&back);
+	ck_assert_int_eq(dacce_funcs_store_read(path, 42, exe->bias + 0x100000, &back), 0);
+	assert_same_table(&funcs, &back, 0x100000);
+	dacce_funcs_fini(&back);
+	ck_assert_int_eq(dacce_funcs_store_read(path, 43, exe->bias, &back), -EINVAL);
+	ck_assert_ptr_null(back.funcs);
+	/* A flipped bit anywhere (every 97th of them), or a cut, reads as no table. */
+	good = read_bytes(path, &len);
+	bad = malloc(len);
+	ck_assert_ptr_nonnull(bad);
+	for (size_t bit = 0; bit < len * 8; bit += 97) {
+		memcpy(bad, good, len);
+		bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		write_bytes(path, bad, len);
+		if (dacce_funcs_store_read(path, 42, exe->bias, &back) == 0) {
+			assert_same_table(&funcs, &back, 0); /* only unused padding may flip */
+			dacce_funcs_fini(&back);
+		} else {
+			refused++;
+		}
+	}
+	ck_assert_uint_gt(refused, len * 8 / 97 * 9 / 10);
+	write_bytes(path, good, len / 2);
+	ck_assert_int_eq(dacce_funcs_store_read(path, 42, exe->bias, &back), -EINVAL);
+	free(good);
+	free(bad);
+	dacce_funcs_fini(&funcs);
+	dacce_modules_fini(&mods);
+	remove_dir();
+}
+END_TEST
+
 /* The cache of a module, with the directory as DACCE_CACHE_DIR names it. */
 static struct dacce_scan_cache *cache_with_dir(const char *cache_dir, struct dacce_modules *mods,
 					       struct dacce_funcs *funcs)
@@ -521,6 +607,7 @@ static Suite *scan_store_suite(void)
 	tcase_add_test(store, test_damaged_file_never_reads_wrong);
 	tcase_add_test(store, test_merge_keeps_old_and_prefers_new);
 	tcase_add_test(store, test_real_functions_round_trip);
+	tcase_add_test(store, test_function_table_round_trip);
 	tcase_set_timeout(store, 60);
 	suite_add_tcase(s, store);
 	tcase_add_test(cache, test_cache_directory_must_be_private);

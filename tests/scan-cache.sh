@@ -28,7 +28,7 @@ run() {
 	local dir=$1
 	shift
 	DACCE_CACHE_DIR=$dir DACCE_LOG=1 LD_PRELOAD="$lib" "$@" >"$work/out" 2>"$work/err"
-	sed -n 's/^dacce: pid [0-9]*: \([0-9]*\) scans read from the cache, \([0-9]*\) made$/\1 \2/p' \
+	sed -n 's/^dacce: pid [0-9]*: \([0-9]*\) scans read from the cache, \([0-9]*\) made; \([0-9]*\) function tables read from it$/\1 \2 \3/p' \
 		"$work/err" | head -n 1 >"$work/counts"
 }
 
@@ -40,22 +40,24 @@ fi
 "$program" >"$work/native"
 
 run "$cache" "$program"
-read -r found made <"$work/counts" || found="" made=""
+read -r found made tables <"$work/counts" || found="" made="" tables=""
 files=$(find "$cache" -name '*.scans' -perm 0600 2>/dev/null | wc -l)
-if [ "$found" = 0 ] && [ "${made:-0}" -gt 0 ] && [ "$files" -ge 1 ] &&
+tables_kept=$(find "$cache" -name '*.funcs' -perm 0600 2>/dev/null | wc -l)
+if [ "$found" = 0 ] && [ "${made:-0}" -gt 0 ] && [ "$files" -ge 1 ] && [ "$tables" = 0 ] &&
 	cmp -s "$work/out" "$work/native"; then
-	pass "a first run makes its scans and keeps them ($made, $files file)"
+	pass "a first run makes its scans and keeps them ($made, $files file, $tables_kept function tables)"
 else
-	fail "first run: found '$found' made '$made', $files files, output $(cmp -s "$work/out" "$work/native" && echo same || echo differs)"
+	fail "first run: found '$found' made '$made' tables '$tables', $files files, output $(cmp -s "$work/out" "$work/native" && echo same || echo differs)"
 fi
 first_made=${made:-0}
 
 run "$cache" "$program"
-read -r found made <"$work/counts" || found="" made=""
-if [ "$found" = "$first_made" ] && [ "$made" = 0 ] && cmp -s "$work/out" "$work/native"; then
-	pass "a second run reads them all and makes none"
+read -r found made tables <"$work/counts" || found="" made="" tables=""
+if [ "$found" = "$first_made" ] && [ "$made" = 0 ] && [ "${tables:-0}" -ge 1 ] &&
+	cmp -s "$work/out" "$work/native"; then
+	pass "a second run reads them all and makes none, and reads its function table"
 else
-	fail "second run: found '$found' made '$made' (first made $first_made), output $(cmp -s "$work/out" "$work/native" && echo same || echo differs)"
+	fail "second run: found '$found' made '$made' tables '$tables' (first made $first_made), output $(cmp -s "$work/out" "$work/native" && echo same || echo differs)"
 fi
 
 # Damaged: a record's bytes (the end of the file) miss alone, the header makes the whole file
@@ -69,11 +71,11 @@ damage() {
 for where in -12 8; do
 	damage "$where"
 	run "$cache" "$program"
-	read -r found made <"$work/counts" || found="" made=""
+	read -r found made tables <"$work/counts" || found="" made="" tables=""
 	if [ -n "$found" ] && [ $((found + made)) = "$first_made" ] && [ "$made" -ge 1 ] &&
 		{ [ "$where" -lt 0 ] || [ "$found" = 0 ]; } && cmp -s "$work/out" "$work/native"; then
 		run "$cache" "$program"
-		read -r found made <"$work/counts" || found="" made=""
+		read -r found made tables <"$work/counts" || found="" made="" tables=""
 		if [ "$found" = "$first_made" ] && [ "$made" = 0 ]; then
 			pass "damaged at $where: what is damaged is made again, and written"
 		else
@@ -116,7 +118,7 @@ if [ -x "$forker" ]; then
 	run "$work/fork" "$forker"
 	lines=$(grep -c 'scans read from the cache' "$work/err")
 	run "$work/fork" "$forker"
-	made_again=$(sed -n 's/.* scans read from the cache, \([0-9]*\) made$/\1/p' "$work/err" |
+	made_again=$(sed -n 's/.* scans read from the cache, \([0-9]*\) made;.*/\1/p' "$work/err" |
 		awk '{ s += $1 } END { print s + 0 }')
 	if [ "$lines" -ge 2 ] && [ "$made_again" = 0 ]; then
 		pass "what parents and children made is all read back"
