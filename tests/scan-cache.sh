@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Scans kept between runs (runtime/scan_cache.h), read from DACCE_LOG's line "pid N: F scans
-# read from the cache, M made": a first run makes its scans and writes them in a private
-# directory, a second reads them all and makes none, and both print what the program prints
+# Scans and function tables kept between runs (runtime/scan_cache.h), read from DACCE_LOG's
+# line "pid N: F scans read from the cache, M made; T function tables read from it": a first
+# run makes its scans and writes them in a private directory, a second reads them all and
+# makes none, and its function table too, and both print what the program prints
 # natively (calls.c's backtraces); a damaged record misses and a damaged header makes the
 # whole file miss, and the file is written again; a
 # directory others may write to, and DACCE_CACHE=0, keep nothing; the program's libraries get
