@@ -16,17 +16,30 @@
 /* The wait after an epoch, in units of its pause. */
 #define PAUSE_BUDGET 20
 
+/* What the policy knows of each edge. */
+#define EDGE_ENCODABLE 0x1 /* a push of it could be avoided by encoding (not pinned, not a root) */
+#define EDGE_SELF 0x2	   /* a function's call to itself: every encoding pushes it */
+#define EDGE_BACK_TRIED 0x4 /* an epoch was asked for it as a hot back edge */
+
 /* What the policy knows of one process. */
 struct proc_policy {
 	uint32_t pid;
-	/* Per edge: 1 when a push of it could be avoided by encoding (not pinned, not a root). */
-	uint8_t *encodable;
+	uint8_t *edge_flags; /* EDGE_* */
 	uint32_t n_edges, cap_edges;
 	uint32_t encoded_upto;	    /* edges the last epoch considered: below, pushed for good */
 	uint32_t new_edges;	    /* encodable edges found since the last request */
 	uint32_t window_samples;    /* samples since the last request */
 	uint32_t window_pushed;	    /* of them, with an encodable edge on the ccStack */
 	struct dacce_hashmap hits;  /* edge -> samples that had it pushed, since the last request */
+	/*
+	 * Back edges of the last epoch (pushed in every call) met in samples
+	 * since the last request, edge -> samples: the encoder leaves the
+	 * lightest edges of a cycle back (docs/encoding.md), and weights it
+	 * learned while an edge was new may since have turned.  The runtime's
+	 * own policy asks for such an epoch from its push counts
+	 * (runtime/epoch.c); under a controller, this does.
+	 */
+	struct dacce_hashmap back_hits;
 	uint32_t hottest;	    /* the hottest pushed edge at the last request */
 	uint64_t last_request_ns;
 	uint64_t last_pause_ns;	    /* how long the last epoch stopped its threads */
@@ -68,8 +81,9 @@ void dacce_policy_free(struct dacce_policy *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n_procs; i++) {
-		free(p->procs[i].encodable);
+		free(p->procs[i].edge_flags);
 		dacce_hashmap_fini(&p->procs[i].hits);
+		dacce_hashmap_fini(&p->procs[i].back_hits);
 	}
 	free(p->procs);
 	free(p);
@@ -103,6 +117,7 @@ static struct proc_policy *proc_of(struct dacce_policy *p, uint32_t pid, bool cr
 	pp->pid = pid;
 	pp->hottest = DACCE_NONE;
 	dacce_hashmap_init(&pp->hits);
+	dacce_hashmap_init(&pp->back_hits);
 	return pp;
 }
 
@@ -111,12 +126,14 @@ static void forget(struct proc_policy *pp)
 {
 	uint32_t pid = pp->pid;
 
-	free(pp->encodable);
+	free(pp->edge_flags);
 	dacce_hashmap_fini(&pp->hits);
+	dacce_hashmap_fini(&pp->back_hits);
 	memset(pp, 0, sizeof(*pp));
 	pp->pid = pid;
 	pp->hottest = DACCE_NONE;
 	dacce_hashmap_init(&pp->hits);
+	dacce_hashmap_init(&pp->back_hits);
 }
 
 /* Samples taken before an epoch say nothing about the encoding after it. */
@@ -126,6 +143,8 @@ static void reset_window(struct proc_policy *pp)
 	pp->window_pushed = 0;
 	dacce_hashmap_fini(&pp->hits);
 	dacce_hashmap_init(&pp->hits);
+	dacce_hashmap_fini(&pp->back_hits);
+	dacce_hashmap_init(&pp->back_hits);
 }
 
 static void on_edge(struct proc_policy *pp, const struct dacce_ev_edge *ev)
@@ -139,18 +158,27 @@ static void on_edge(struct proc_policy *pp, const struct dacce_ev_edge *ev)
 
 		while (cap <= ev->edge)
 			cap *= 2;
-		grown = realloc(pp->encodable, cap);
+		grown = realloc(pp->edge_flags, cap);
 		if (!grown)
 			return;
 		memset(grown + pp->cap_edges, 0, cap - pp->cap_edges);
-		pp->encodable = grown;
+		pp->edge_flags = grown;
 		pp->cap_edges = cap;
 	}
-	pp->encodable[ev->edge] = encodable;
+	pp->edge_flags[ev->edge] = (encodable ? EDGE_ENCODABLE : 0) |
+				   (ev->caller == ev->callee ? EDGE_SELF : 0);
 	if (ev->edge + 1 > pp->n_edges)
 		pp->n_edges = ev->edge + 1;
 	if (encodable)
 		pp->new_edges++;
+}
+
+static void count_hit(struct dacce_hashmap *map, uint32_t edge)
+{
+	uint32_t hits = 0;
+
+	dacce_hashmap_get(map, edge, &hits);
+	dacce_hashmap_put(map, edge, hits + 1);
 }
 
 static void on_sample(struct proc_policy *pp, const struct dacce_ev_sample *ev)
@@ -162,14 +190,19 @@ static void on_sample(struct proc_policy *pp, const struct dacce_ev_sample *ev)
 		return;
 	pp->window_samples++;
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t edge = ev->ctx.entries[i].edge, hits = 0;
+		uint32_t edge = ev->ctx.entries[i].edge;
+		uint8_t flags = edge < pp->n_edges ? pp->edge_flags[edge] : 0;
 
-		/* Edges the last epoch saw and left pushed (back edges) cannot be helped. */
-		if (edge >= pp->n_edges || edge < pp->encoded_upto || !pp->encodable[edge])
+		if (!(flags & EDGE_ENCODABLE))
 			continue;
+		/* Left pushed by the last epoch: a back edge, helped once at most. */
+		if (edge < pp->encoded_upto) {
+			if (!(flags & (EDGE_SELF | EDGE_BACK_TRIED)))
+				count_hit(&pp->back_hits, edge);
+			continue;
+		}
 		pushed = true;
-		dacce_hashmap_get(&pp->hits, edge, &hits);
-		dacce_hashmap_put(&pp->hits, edge, hits + 1);
+		count_hit(&pp->hits, edge);
 	}
 	if (pushed)
 		pp->window_pushed++;
@@ -187,10 +220,10 @@ static void on_fork(struct dacce_policy *p, const struct dacce_ev_fork *ev)
 		return;
 	forget(child);
 	/* The child's graph starts as a copy of its parent's. */
-	child->encodable = malloc(parent->cap_edges ? parent->cap_edges : 1);
-	if (!child->encodable)
+	child->edge_flags = malloc(parent->cap_edges ? parent->cap_edges : 1);
+	if (!child->edge_flags)
 		return;
-	memcpy(child->encodable, parent->encodable, parent->cap_edges);
+	memcpy(child->edge_flags, parent->edge_flags, parent->cap_edges);
 	child->cap_edges = parent->cap_edges;
 	child->n_edges = parent->n_edges;
 	child->encoded_upto = parent->encoded_upto;
@@ -253,17 +286,30 @@ static int by_samples(const void *a, const void *b)
 					: (x->edge > y->edge) - (x->edge < y->edge);
 }
 
-/* The sampled pushed edges, hottest first. */
-static uint32_t collect_hints(const struct proc_policy *pp, struct dacce_control_hint *hints)
+/* The sampled edges of map, hottest first, after the n hints already there: the new count. */
+static uint32_t add_hints(const struct dacce_hashmap *map, struct dacce_control_hint *hints,
+			  uint32_t n)
 {
-	uint32_t n = 0;
+	uint32_t first = n;
 
-	for (uint32_t i = 0; i < pp->hits.capacity && n < DACCE_CONTROL_MAX_HINTS; i++)
-		if (pp->hits.used[i])
-			hints[n++] = (struct dacce_control_hint){ (uint32_t)pp->hits.keys[i],
-								  pp->hits.values[i] };
-	qsort(hints, n, sizeof(*hints), by_samples);
+	for (uint32_t i = 0; i < map->capacity && n < DACCE_CONTROL_MAX_HINTS; i++)
+		if (map->used[i])
+			hints[n++] = (struct dacce_control_hint){ (uint32_t)map->keys[i],
+								  map->values[i] };
+	qsort(hints + first, n - first, sizeof(*hints), by_samples);
 	return n;
+}
+
+/* The back edge sampled most, when it is on the ccStack in enough samples to ask for it. */
+static uint32_t hot_back_edge(const struct dacce_policy *p, const struct proc_policy *pp)
+{
+	struct dacce_control_hint top[DACCE_CONTROL_MAX_HINTS];
+	uint32_t n = add_hints(&pp->back_hits, top, 0);
+
+	if (n == 0 || pp->window_samples < p->s.min_samples ||
+	    (double)top[0].samples < p->s.pushed_share * pp->window_samples)
+		return DACCE_NONE;
+	return top[0].edge;
 }
 
 static bool due(const struct dacce_policy *p, const struct proc_policy *pp, uint32_t hottest)
@@ -274,8 +320,56 @@ static bool due(const struct dacce_policy *p, const struct proc_policy *pp, uint
 		return true;
 	if (judged && (double)pp->window_pushed >= p->s.pushed_share * pp->window_samples)
 		return true;
+	if (hot_back_edge(p, pp) != DACCE_NONE)
+		return true;
 	/* Hot paths changed: the hottest pushed edge is another one. */
 	return judged && hottest != DACCE_NONE && hottest != pp->hottest && pp->window_pushed;
+}
+
+int dacce_policy_due(const struct dacce_policy *p, uint32_t pid, uint64_t now_ns,
+		     struct dacce_control_hint *hints, uint32_t *n_hints)
+{
+	const struct proc_policy *pp = NULL;
+	uint64_t gap;
+	uint32_t n;
+
+	for (size_t i = 0; i < p->n_procs && !pp; i++)
+		if (p->procs[i].pid == pid)
+			pp = &p->procs[i];
+	*n_hints = 0;
+	if (!pp)
+		return -ENOENT;
+	/* Pauses at most about 5 % of the time, as the runtime's own policy (runtime/epoch.c). */
+	gap = pp->last_pause_ns * PAUSE_BUDGET > p->s.min_interval_ns
+		      ? pp->last_pause_ns * PAUSE_BUDGET
+		      : p->s.min_interval_ns;
+	if (pp->epoch_pending || now_ns - pp->last_request_ns < gap)
+		return 0;
+	/* Edges found since the last epoch first: their hottest tells whether hot paths changed. */
+	n = add_hints(&pp->hits, hints, 0);
+	if (!due(p, pp, n ? hints[0].edge : DACCE_NONE))
+		return 0;
+	*n_hints = add_hints(&pp->back_hits, hints, n);
+	return 1;
+}
+
+void dacce_policy_requested(struct dacce_policy *p, uint32_t pid, uint64_t now_ns,
+			    const struct dacce_control_hint *hints, uint32_t n_hints)
+{
+	struct proc_policy *pp = proc_of(p, pid, false);
+	uint32_t back;
+
+	if (!pp)
+		return;
+	back = hot_back_edge(p, pp);
+	if (back != DACCE_NONE && back < pp->n_edges)
+		pp->edge_flags[back] |= EDGE_BACK_TRIED; /* whatever the encoding then gives */
+	p->requests++;
+	pp->epoch_pending = true;
+	pp->last_request_ns = now_ns;
+	pp->hottest = n_hints && hints[0].edge >= pp->encoded_upto ? hints[0].edge : DACCE_NONE;
+	pp->new_edges = 0;
+	reset_window(pp);
 }
 
 void dacce_policy_tick(struct dacce_policy *p, struct dacce_control *ctl, uint64_t now_ns)
@@ -289,24 +383,10 @@ void dacce_policy_tick(struct dacce_policy *p, struct dacce_control *ctl, uint64
 		/* An answer lost with its connection must not stop the policy for good. */
 		if (pp->epoch_pending && now_ns - pp->last_request_ns > PENDING_TIMEOUT_NS)
 			pp->epoch_pending = false;
-		/* Pauses at most about 5 % of the time, as the runtime's own policy (runtime/epoch.c). */
-		uint64_t gap = pp->last_pause_ns * PAUSE_BUDGET > p->s.min_interval_ns
-				       ? pp->last_pause_ns * PAUSE_BUDGET
-				       : p->s.min_interval_ns;
-
-		if (pp->epoch_pending || now_ns - pp->last_request_ns < gap ||
-		    !dacce_control_connected(ctl, pp->pid))
+		if (!dacce_control_connected(ctl, pp->pid) ||
+		    dacce_policy_due(p, pp->pid, now_ns, hints, &n) != 1 ||
+		    dacce_control_request_epoch(ctl, pp->pid, hints, n))
 			continue;
-		n = collect_hints(pp, hints);
-		if (!due(p, pp, n ? hints[0].edge : DACCE_NONE))
-			continue;
-		if (dacce_control_request_epoch(ctl, pp->pid, hints, n))
-			continue;
-		p->requests++;
-		pp->epoch_pending = true;
-		pp->last_request_ns = now_ns;
-		pp->hottest = n ? hints[0].edge : DACCE_NONE;
-		pp->new_edges = 0;
-		reset_window(pp);
+		dacce_policy_requested(p, pp->pid, now_ns, hints, n);
 	}
 }

@@ -5,7 +5,9 @@
  *  - new edges: edges found since the last epoch, all of them pushed;
  *  - ccStack in use: the share of recent samples whose ccStack holds a
  *    pushed edge that could be encoded;
- *  - hot paths changed: the hottest such edges differ from last time.
+ *  - hot paths changed: the hottest such edges differ from last time;
+ *  - a hot back edge: a back edge of the last epoch (not a call to itself)
+ *    on the ccStack in that share of samples, asked for once.
  * When one fires, it asks the runtime for an epoch, sending the sampled
  * frequencies of those edges as hints.
  */
@@ -36,6 +38,20 @@ void dacce_policy_record(struct dacce_policy *p, const void *data, size_t size);
 
 /* Sends the requests that are due; now_ns on the CLOCK_MONOTONIC clock. */
 void dacce_policy_tick(struct dacce_policy *p, struct dacce_control *ctl, uint64_t now_ns);
+
+/*
+ * Whether pid is due for an epoch at now_ns (what dacce_policy_tick asks
+ * for, its connection aside): 1 and its hints, up to DACCE_CONTROL_MAX_HINTS
+ * (edges found since the last epoch, hottest first, then back edges of the
+ * last epoch met in samples), 0 when not, -ENOENT for a process it does
+ * not know.
+ */
+int dacce_policy_due(const struct dacce_policy *p, uint32_t pid, uint64_t now_ns,
+		     struct dacce_control_hint *hints, uint32_t *n_hints);
+
+/* That request was sent: the policy waits for its epoch, and asks for a back edge once. */
+void dacce_policy_requested(struct dacce_policy *p, uint32_t pid, uint64_t now_ns,
+			    const struct dacce_control_hint *hints, uint32_t n_hints);
 
 /* The runtime of pid answered a request (control.h's done callback). */
 void dacce_policy_done(struct dacce_policy *p, uint32_t pid, int result, uint64_t epoch);
