@@ -125,6 +125,8 @@ static struct {
 	/* The hot back edge an epoch is due for (hot_back_edge), and those that asked once. */
 	uint32_t back_wanted;
 	struct dacce_hashmap backs_tried;
+	/* For weighing a stop against what it saves (worth_a_stop). */
+	long started_ns, installed_ns, last_pause_ns;
 	/* Counters for the exit summary. */
 	uint64_t epochs, given_up;
 	long pause_total_ns, pause_max_ns;
@@ -525,6 +527,34 @@ static void fresh_edges(uint32_t *count, uint64_t *pushes)
 	}
 }
 
+/*
+ * Whether an epoch wanted for one hot edge alone is worth its stop: the
+ * edge's calls since the last epoch, at their rate so far and for as long
+ * again as the process has run (one that ran a second will likely run
+ * another), would save more than the last epoch's pause.  gcc's cc1 stopped
+ * three times for 20 ms each for tail calls made half a million times
+ * (about 1 ms saved each); CPython's and lua's loops make millions a second.
+ */
+#define TAIL_CALL_SAVED_NS 2 /* a tail call that costs something, against a free one */
+#define PUSH_SAVED_NS 5	     /* a push and pop of the ccStack, against an encoded add */
+static bool worth_a_stop(uint64_t calls, long saved_per_call_ns)
+{
+	long now = now_ns(), window = now - ep.installed_ns, run = now - ep.started_ns;
+
+	if (window <= 0 || ep.last_pause_ns <= 0)
+		return true;
+	return (double)calls / (double)window * (double)run * (double)saved_per_call_ns >=
+	       (double)ep.last_pause_ns;
+}
+
+/* An edge's counted calls since the last encoding took its count in (take_frequencies). */
+static uint64_t calls_since_encoding(uint32_t e)
+{
+	uint64_t hits = e < RT_MAX_COUNTED_EDGES ? rt.edge_hits[e] : 0;
+
+	return hits > rt.graph->edges[e].freq ? hits - rt.graph->edges[e].freq : 0;
+}
+
 /* Calls through an edge so far: pushes while it was pushed, tail calls while it cost something. */
 static uint64_t calls_seen(uint32_t e)
 {
@@ -561,7 +591,8 @@ static uint32_t hot_tail_edge(void)
 		calls = calls_seen(e);
 		free_in = d->in_edges[d->in_start[callee]];
 		if (calls >= HOT_TAIL_CALLS && d->en[free_in] == 0 && calls > 2 * calls_seen(free_in) &&
-		    dacce_hashmap_get(&ep.tails_tried, e, &tried) != 0)
+		    dacce_hashmap_get(&ep.tails_tried, e, &tried) != 0 &&
+		    worth_a_stop(calls_since_encoding(e), TAIL_CALL_SAVED_NS))
 			return e;
 	}
 	return DACCE_NONE;
@@ -588,7 +619,8 @@ static uint32_t hot_back_edge(void)
 		uint64_t seen = rt.graph->edges[e].freq, hits = rt.edge_hits[e];
 
 		if (d->edge_class[e] == DACCE_EDGE_BACK && d->edge_caller[e] != d->edge_callee[e] &&
-		    hits >= seen + HOT_BACK_PUSHES && dacce_hashmap_get(&ep.backs_tried, e, &tried) != 0)
+		    hits >= seen + HOT_BACK_PUSHES && dacce_hashmap_get(&ep.backs_tried, e, &tried) != 0 &&
+		    worth_a_stop(hits - seen, PUSH_SAVED_NS))
 			return e;
 	}
 	return DACCE_NONE;
@@ -734,7 +766,9 @@ static int reencode(void)
 		return err;
 	}
 	ep.epochs++;
-	ep.quiet_until_ns = now_ns() + PAUSE_BUDGET * pause;
+	ep.installed_ns = now_ns();
+	ep.last_pause_ns = pause;
+	ep.quiet_until_ns = ep.installed_ns + PAUSE_BUDGET * pause;
 	ep.pause_total_ns += pause;
 	if (pause > ep.pause_max_ns)
 		ep.pause_max_ns = pause;
@@ -889,6 +923,7 @@ int dacce_epoch_start(void)
 	ep.hot_pushes = (uint64_t)env_long("DACCE_EPOCH_HOT_PUSHES", DEFAULT_HOT_PUSHES);
 	ep.new_edges = (uint32_t)env_long("DACCE_EPOCH_NEW_EDGES", DEFAULT_NEW_EDGES);
 	ep.backoff_ms = ep.interval_ms;
+	ep.started_ns = ep.installed_ns = now_ns();
 	if (ep.off)
 		return 0;
 	dacce_control_configure();

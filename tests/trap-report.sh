@@ -9,7 +9,8 @@
 # not trap per call (4,000 calls or more), and
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
-# hot tail call and hotback.c's hot back edge must get an epoch of their own, tailstall.c's long frame must not put
+# hot tail call and hotback.c's hot back edge must get an epoch of their own (warmtail.c's tail
+# call, past the counts but too rarely made to pay for a stop, must not), tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
 # tailcalls.c built without unwind tables must be instrumented, and a program's fatal
 # undefined instruction must read as natively unless it is on the runtime's trap byte.
@@ -135,6 +136,19 @@ epoch_for hottail "hot tail call"
 # hotback.c's interpreter cycle, whose hot edge was pushed (a back edge) after the first
 # epoch: the policy must re-encode and push the cycle's cold edge instead.
 epoch_for hotback "hot back edge"
+# warmtail.c's tail call, past the policy's counts in one burst of 11,000 calls: the epoch
+# would cost more than it saves, and must not be made (an epoch for its edges must be).
+if [ -x "$build/programs/warmtail-O2" ]; then
+	log=$(DACCE_EPOCH_HOT_PUSHES=1000 DACCE_LOG=1 LD_PRELOAD="$lib" "$build/programs/warmtail-O2" 2>&1 >/dev/null)
+	if printf '%s\n' "$log" | grep -q "^dacce: epoch 1 installed" &&
+		! printf '%s\n' "$log" | grep -q "installed for a hot tail call"; then
+		pass "no epoch for a tail call that would not pay for its stop"
+	else
+		fail "warmtail.c: $(printf '%s\n' "$log" | grep 'epoch' | tr '\n' ' ')"
+	fi
+else
+	missing warmtail
+fi
 # tailstall.c's long frame, entered by a tail call while it was free, while another thread
 # makes a hotter way into its function: an epoch put off for it ("needs a record now") must
 # be followed by one installed before the frame ends (the tail edge kept free), not by more
