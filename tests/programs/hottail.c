@@ -6,30 +6,7 @@
  * the free place (epoch.c, hot_tail_edge), and contexts stay exact before,
  * after, and once via_call is back; tests/trap-report.sh checks the epoch.
  */
-#include "probe.h"
-
-#define NOINLINE __attribute__((noinline))
-
-static volatile int sink;
-
-NOINLINE static int work(int x)
-{
-	if (x < 0)
-		probe("work");
-	return x * 3 + sink;
-}
-
-NOINLINE static int via_call(int x)
-{
-	int r = work(x);
-
-	return r + 1 + sink;
-}
-
-NOINLINE static int via_tail(int x)
-{
-	return work(x + sink);
-}
+#include "tailpair.h"
 
 /* Calls through one of the two for ms milliseconds; counts results that are not x * 3 (+ 1). */
 NOINLINE static long run(int tail, long ms)

@@ -9,30 +9,7 @@
  */
 #include <time.h>
 
-#include "probe.h"
-
-#define NOINLINE __attribute__((noinline))
-
-static volatile int sink;
-
-NOINLINE static int work(int x)
-{
-	if (x < 0)
-		probe("work");
-	return x * 3 + sink;
-}
-
-NOINLINE static int via_call(int x)
-{
-	int r = work(x);
-
-	return r + 1 + sink;
-}
-
-NOINLINE static int via_tail(int x)
-{
-	return work(x + sink);
-}
+#include "tailpair.h"
 
 /* n calls through one of the two; counts results that are not x * 3 (+ 1). */
 NOINLINE static long burst(int tail, int n)
