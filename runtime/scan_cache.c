@@ -107,7 +107,7 @@ static void mark_used(const char *path)
 		(void)utimensat(AT_FDCWD, path, NULL, 0);
 }
 
-/* DIR/BUILD-ID.suffix (suffix with its dot). */
+/* DIR/BUILD-ID-RUNTIME.suffix (suffix with its dot). */
 static int module_path(const struct dacce_module_info *m, const char *suffix, char *path,
 		       size_t len)
 {
@@ -115,6 +115,9 @@ static int module_path(const struct dacce_module_info *m, const char *suffix, ch
 
 	for (size_t i = 0; i < m->build_id_len && n + 3 < len; i++)
 		n += (size_t)snprintf(path + n, len - n, "%02x", m->build_id[i]);
+	/* And the runtime's: two runtimes used in turn keep a file each, not one rewritten. */
+	if (n + 10 < len)
+		n += (size_t)snprintf(path + n, len - n, "-%08x", (unsigned)(cache.scanner >> 32));
 	if (n + strlen(suffix) + 1 > len)
 		return -ENAMETOOLONG;
 	memcpy(path + n, suffix, strlen(suffix) + 1);

@@ -6,7 +6,7 @@
  * short processes of big programs decode thousands: gcc's cc1 compiling an
  * empty file spent a quarter of its time under the runtime scanning.
  *
- * One file a module, named after its build-id, in DACCE_CACHE_DIR (default
+ * Files per module, named after its build-id and the runtime's, in DACCE_CACHE_DIR (default
  * $XDG_CACHE_HOME/dacce, else $HOME/.cache/dacce).  The directory is
  * created 0700 and used only when it belongs to the effective user and
  * nobody else may write to it.  DACCE_CACHE=0 turns the cache off; so does
