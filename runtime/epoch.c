@@ -58,6 +58,7 @@
 #include "trap.h"
 #include "translate.h"
 #include "coroutines.h"
+#include "scan_cache.h"
 #include "watch.h"
 
 #define DEFAULT_INTERVAL_MS 20
@@ -847,6 +848,7 @@ static void *policy_main(void *unused)
 		}
 		rt_code_names_flush();
 		rt_reorder_dispatch();
+		dacce_scan_cache_save_if_due();
 		ep.tail_wanted = ep.back_wanted = DACCE_NONE; /* epoch_due sets them, when it is asked */
 		due = asked || ep.stress ||
 		      (!dacce_control_attached() && now_ns() >= ep.quiet_until_ns);

@@ -22,6 +22,7 @@
 #define DEFAULT_MAX_MB 512
 #define MAX_FILES 4096	      /* looked at when pruning; more are left for a later pass */
 #define DAY_SECONDS (24 * 3600) /* a file read is marked used at most this often */
+#define DEFAULT_SAVE_S 30
 
 struct dacce_scan_cache {
 	char path[PATH_MAX];
@@ -39,6 +40,7 @@ static struct {
 	char dir[PATH_MAX];
 	uint64_t scanner;
 	uint64_t max_bytes; /* the directory's files together, before the oldest go */
+	time_t save_interval, next_save; /* seconds on CLOCK_MONOTONIC (save_if_due) */
 	struct dacce_scan_cache *modules[MAX_MODULES];
 	size_t n_modules;
 	unsigned long found, scanned, tables;
@@ -82,9 +84,17 @@ static bool choose_dir(void)
 	return n > 0 && (size_t)n < sizeof(cache.dir) && private_dir(cache.dir);
 }
 
+static time_t monotonic_s(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec;
+}
+
 void dacce_scan_cache_setup(const struct dacce_module_info *runtime)
 {
-	const char *off = dacce_env("DACCE_CACHE"), *max_mb;
+	const char *off = dacce_env("DACCE_CACHE"), *max_mb, *save_s;
 
 	cache.on = false;
 	if ((off && strcmp(off, "0") == 0) || getauxval(AT_SECURE) || !runtime ||
@@ -93,6 +103,9 @@ void dacce_scan_cache_setup(const struct dacce_module_info *runtime)
 	cache.scanner = dacce_scan_store_hash(runtime->build_id, runtime->build_id_len);
 	max_mb = dacce_env("DACCE_CACHE_MAX_MB");
 	cache.max_bytes = (uint64_t)(max_mb && atol(max_mb) > 0 ? atol(max_mb) : DEFAULT_MAX_MB) << 20;
+	save_s = dacce_env("DACCE_CACHE_SAVE_S");
+	cache.save_interval = save_s && atol(save_s) > 0 ? atol(save_s) : DEFAULT_SAVE_S;
+	cache.next_save = monotonic_s() + cache.save_interval;
 	cache.on = choose_dir();
 	if (!cache.on)
 		dacce_rt_log(false, "scans are not kept: no private cache directory (DACCE_CACHE_DIR)");
@@ -334,6 +347,16 @@ void dacce_scan_cache_save(void)
 	}
 	if (wrote)
 		prune();
+}
+
+void dacce_scan_cache_save_if_due(void)
+{
+	time_t now;
+
+	if (!cache.on || (now = monotonic_s()) < cache.next_save)
+		return;
+	cache.next_save = now + cache.save_interval;
+	dacce_scan_cache_save();
 }
 
 void dacce_scan_cache_after_fork_child(void)

@@ -14,7 +14,8 @@
  * every time.
  *
  * Files are read when a module is opened, and written when the process
- * exits (exit or return from main) if it scanned anything new: the file on
+ * exits (exit or return from main), and every DACCE_CACHE_SAVE_S seconds
+ * while it runs, if it scanned anything new: the file on
  * disk then, merged with what this process added, through a rename.  So
  * processes running side by side never leave a torn file; the last to
  * finish keeps what it saw.
@@ -62,6 +63,13 @@ int dacce_scan_cached(struct dacce_scan_cache *cache, const uint8_t *code, uintp
 
 /* Writes every module's file that this process added to. */
 void dacce_scan_cache_save(void);
+
+/*
+ * The same, when DACCE_CACHE_SAVE_S (30) seconds have passed since start or
+ * the last time: a daemon may never exit cleanly (SIGTERM's default action
+ * runs no exit handler).  The policy thread calls it as it goes round.
+ */
+void dacce_scan_cache_save_if_due(void);
 
 /*
  * In a fork child: the scans it inherited are its parent's to write.  It

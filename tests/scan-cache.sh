@@ -7,7 +7,8 @@
 # natively (calls.c's backtraces); a damaged record misses and a damaged header makes the
 # whole file miss, and the file is written again; a
 # directory others may write to, and DACCE_CACHE=0, keep nothing; the program's libraries get
-# files of their own (sqlite3); a fork child writes what it made; past DACCE_CACHE_MAX_MB
+# files of their own (sqlite3); a fork child writes what it made; a process killed with
+# SIGKILL has written what it made once it ran past DACCE_CACHE_SAVE_S; past DACCE_CACHE_MAX_MB
 # the least recently used files go.  Ends with "scancache: N passed, M failed".
 #
 # usage: tests/scan-cache.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/calls-O2 from run-programs.sh)
@@ -128,6 +129,24 @@ if [ -x "$forker" ]; then
 	fi
 else
 	fail "no $forker"
+fi
+
+# A process killed before it can exit (SIGKILL) has written what it made by then when it ran
+# past DACCE_CACHE_SAVE_S, and not before.
+killed_after() {
+	DACCE_CACHE_DIR=$1 DACCE_CACHE_SAVE_S=$2 LD_PRELOAD="$lib" sleep 30 &
+	local pid=$!
+	sleep 2.5
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+}
+killed_after "$work/killed" 1
+killed_after "$work/killed-early" 60
+if [ -s "$(find "$work/killed" -name '*.scans' | head -n 1)" ] &&
+	[ -z "$(find "$work/killed-early" -name '*.scans' 2>/dev/null)" ]; then
+	pass "a long run writes what it made every DACCE_CACHE_SAVE_S seconds"
+else
+	fail "killed runs: files $(find "$work/killed" "$work/killed-early" -name '*.scans' 2>/dev/null | tr '\n' ' ')"
 fi
 
 # Pruning: 3 MiB of old files against a bound of 2 MiB; a run that writes removes the oldest.
