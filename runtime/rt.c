@@ -2540,16 +2540,41 @@ static int plan_site(struct rt_code_plan *plan, uint32_t index)
 	return err;
 }
 
+/*
+ * The site of edge e when it is one with code (every trampoline and every
+ * target a site dispatches to is an edge of it), met for the first time in
+ * a walk of the edges: most sites were patched and never called (cc1:
+ * 87,000 of 120,000), and walking the site table took 2 ms of each 20 ms
+ * stop, twice.  Roots' edges have no site of the table.
+ */
+static bool first_site_of(uint32_t e, uint8_t *seen, uint32_t *index)
+{
+	uint32_t i = rt.graph->edges[e].site;
+
+	if (i >= rt.graph->n_sites || i >= rt.cap_sites || !rt.sites[i].scan.addr ||
+	    (seen[i / 8] & (1u << (i % 8))))
+		return false;
+	seen[i / 8] |= (uint8_t)(1u << (i % 8));
+	*index = i;
+	return true;
+}
+
 int rt_plan_code(struct rt_code_plan **out)
 {
 	struct rt_code_plan *plan = calloc(1, sizeof(*plan));
+	uint8_t *seen = calloc(rt.graph->n_sites / 8 + 1, 1);
+	uint32_t i;
 	int err = 0;
 
-	if (!plan)
+	if (!plan || !seen) {
+		free(plan);
+		free(seen);
 		return -ENOMEM;
-	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites && !err; i++)
-		if (rt.sites[i].scan.addr)
+	}
+	for (uint32_t e = 0; e < rt.graph->n_edges && !err; e++)
+		if (first_site_of(e, seen, &i))
 			err = plan_site(plan, i);
+	free(seen);
 	if (err) {
 		rt_plan_free(plan);
 		return err;
@@ -2707,11 +2732,12 @@ static int restore_native_calls(struct dacce_patch_runs *writes)
 	for (uint32_t e = 0; e < rt.graph->n_edges; e++)
 		if (dacce_site_kind_is_tail(rt.graph->edges[e].kind))
 			tail_called[rt.graph->edges[e].callee] = 1;
-	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites && !err; i++) {
-		struct rt_site *site = &rt.sites[i];
-		uint32_t e = site->edge;
+	/* A direct site's edge is the one it calls through: each such site is met once. */
+	for (uint32_t e = 0; e < rt.graph->n_edges && !err; e++) {
+		uint32_t i = rt.graph->edges[e].site;
+		struct rt_site *site = i < rt.graph->n_sites && i < rt.cap_sites ? &rt.sites[i] : NULL;
 
-		if (!may_call_natively(site) || e >= d->n_edges || e >= rt.graph->n_edges ||
+		if (!site || site->edge != e || !may_call_natively(site) || e >= d->n_edges ||
 		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
 		    (rt.graph->edges[e].flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
 		    tail_called[rt.graph->edges[e].callee])
