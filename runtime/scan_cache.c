@@ -337,7 +337,8 @@ static void prune(void)
 	free(files);
 }
 
-void dacce_scan_cache_save(void)
+/* Returns whether a file was written. */
+static bool save_all(void)
 {
 	bool wrote = false;
 
@@ -345,7 +346,12 @@ void dacce_scan_cache_save(void)
 		wrote = wrote || cache.modules[i]->n_added > cache.modules[i]->inherited;
 		save_module(cache.modules[i]);
 	}
-	if (wrote)
+	return wrote;
+}
+
+void dacce_scan_cache_save(void)
+{
+	if (save_all())
 		prune();
 }
 
@@ -356,7 +362,12 @@ void dacce_scan_cache_save_if_due(void)
 	if (!cache.on || (now = monotonic_s()) < cache.next_save)
 		return;
 	cache.next_save = now + cache.save_interval;
-	dacce_scan_cache_save();
+	/*
+	 * Not pruned from here: opendir takes its buffer from malloc, maybe the
+	 * program's, which the policy thread must not call beside a program
+	 * thread that glibc believes alone (single_thread.h).  At exit it is.
+	 */
+	(void)save_all();
 }
 
 void dacce_scan_cache_after_fork_child(void)

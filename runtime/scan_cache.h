@@ -67,7 +67,8 @@ void dacce_scan_cache_save(void);
 /*
  * The same, when DACCE_CACHE_SAVE_S (30) seconds have passed since start or
  * the last time: a daemon may never exit cleanly (SIGTERM's default action
- * runs no exit handler).  The policy thread calls it as it goes round.
+ * runs no exit handler).  The policy thread calls it as it goes round; the
+ * directory is pruned at exit only.
  */
 void dacce_scan_cache_save_if_due(void);
 
