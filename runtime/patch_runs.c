@@ -7,7 +7,14 @@
 
 #include "patch.h"
 
-#define RUN_MAX 512 /* bytes one write may cover */
+/*
+ * Bytes one write may cover.  A write to program text costs per page it
+ * touches, not per call: gcc's cc1 re-pointed 24,000 sites in an epoch with
+ * 4,800 writes of runs up to 512 bytes (8.8 ms of its 20 ms stop) or 1,400
+ * of runs up to 4 KiB (6.5 ms).  On the stack of the thread that installs
+ * the epoch (the policy thread's).
+ */
+#define RUN_MAX 4096
 
 int dacce_patch_runs_add(struct dacce_patch_runs *runs, uintptr_t addr, const void *bytes,
 			 size_t len)
