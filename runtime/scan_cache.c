@@ -141,25 +141,25 @@ int dacce_scan_cache_funcs(const struct dacce_module_info *m, struct dacce_funcs
 {
 	char path[PATH_MAX];
 	struct stat st;
-	uint64_t key[3];
+	uint64_t parts[3], key;
 	int err;
 
 	/* The file's size too: a stripped copy has the build-id of its original, not its symbols. */
 	if (!cache.on || !m || m->build_id_len == 0 || stat(dacce_funcs_file_of(m), &st) < 0 ||
 	    module_path(m, ".funcs", path, sizeof(path)) < 0)
 		return dacce_funcs_load(m, out);
-	key[0] = cache.scanner;
-	key[1] = dacce_scan_store_hash(m->build_id, m->build_id_len);
-	key[2] = (uint64_t)st.st_size;
-	if (dacce_funcs_store_read(path, dacce_scan_store_hash(key, sizeof(key)), m->bias, out) == 0) {
+	parts[0] = cache.scanner;
+	parts[1] = dacce_scan_store_hash(m->build_id, m->build_id_len);
+	parts[2] = (uint64_t)st.st_size;
+	key = dacce_scan_store_hash(parts, sizeof(parts));
+	if (dacce_funcs_store_read(path, key, m->bias, out) == 0) {
 		cache.tables++;
 		mark_used(path);
 		return 0;
 	}
 	err = dacce_funcs_load(m, out);
 	if (!err)
-		(void)dacce_funcs_store_write(path, dacce_scan_store_hash(key, sizeof(key)), m->bias,
-					      out);
+		(void)dacce_funcs_store_write(path, key, m->bias, out);
 	return err;
 }
 
