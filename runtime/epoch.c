@@ -126,6 +126,9 @@ static struct {
 	/* The hot back edge an epoch is due for (hot_back_edge), and those that asked once. */
 	uint32_t back_wanted;
 	struct dacce_hashmap backs_tried;
+	/* The hot direct call an epoch is due for (hot_direct_edge), and those that asked once. */
+	uint32_t direct_wanted;
+	struct dacce_hashmap direct_tried;
 	/* For weighing a stop against what it saves (worth_a_stop). */
 	long started_ns, installed_ns, last_pause_ns;
 	/* Counters for the exit summary. */
@@ -423,15 +426,28 @@ static void keep_tail_edges_free(void)
 	}
 }
 
-/* Observed pushes become the frequencies the encoder orders edges by. */
+/*
+ * Observed calls become the frequencies the encoder orders edges by.  Those
+ * counted while the current epoch encoded the edge are its encoded calls
+ * too (rt_edge_proven_hot).
+ */
 static void take_frequencies(void)
 {
+	const struct dacce_dict *d = rt.dict;
 	uint32_t n = rt.graph->n_edges < RT_MAX_COUNTED_EDGES ? rt.graph->n_edges
 							      : RT_MAX_COUNTED_EDGES;
 
-	for (uint32_t e = 0; e < n; e++)
-		if (rt.edge_hits[e] > rt.graph->edges[e].freq)
-			rt.graph->edges[e].freq = rt.edge_hits[e];
+	for (uint32_t e = 0; e < n; e++) {
+		uint64_t hits = rt.edge_hits[e];
+
+		if (rt.edge_counts && hits > rt.edge_counts[e].taken) {
+			if (e < d->n_edges && d->edge_class[e] == DACCE_EDGE_ENCODED)
+				rt.edge_counts[e].encoded += hits - rt.edge_counts[e].taken;
+			rt.edge_counts[e].taken = hits;
+		}
+		if (hits > rt.graph->edges[e].freq)
+			rt.graph->edges[e].freq = hits;
+	}
 	keep_tail_edges_free();
 }
 
@@ -627,13 +643,56 @@ static uint32_t hot_back_edge(void)
 	return DACCE_NONE;
 }
 
+/*
+ * A direct call that the program makes HOT_FREE_CALLS times or more, twice
+ * as often as the edge its callee is entered by for free (one not yet given
+ * back: DACCE_EDGE_KEEP_FREE), or one free now that has made GIVE_BACK_CALLS
+ * calls since it was encoded: a re-encoding gives it the free place and the
+ * program's own call.  Counted only while it may be given back (rt.c,
+ * may_be_given_back); each edge asks once.
+ */
+#define HOT_FREE_CALLS 10000
+#define FREE_CALL_SAVED_NS 2 /* a trampoline's jumps, against the program's call */
+static uint32_t hot_direct_edge(void)
+{
+	const struct dacce_dict *d = rt.dict;
+	uint32_t tried;
+
+	if (!rt.edge_counts)
+		return DACCE_NONE;
+	for (uint32_t e = 0; e < d->n_edges && e < rt.graph->n_edges && e < RT_MAX_COUNTED_EDGES;
+	     e++) {
+		const struct dacce_edge *edge = &rt.graph->edges[e];
+		uint32_t callee = d->edge_callee[e], free_in;
+		uint64_t calls, since = calls_since_encoding(e);
+
+		if (edge->kind != DACCE_SITE_DIRECT || d->edge_class[e] != DACCE_EDGE_ENCODED ||
+		    (edge->flags & (DACCE_EDGE_KEEP_FREE | DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
+		    since == 0 || dacce_hashmap_get(&ep.direct_tried, e, &tried) == 0)
+			continue;
+		if (d->en[e] == 0) {
+			if (rt.edge_counts[e].encoded + since >= GIVE_BACK_CALLS &&
+			    worth_a_stop(since, FREE_CALL_SAVED_NS))
+				return e;
+			continue;
+		}
+		calls = calls_seen(e);
+		free_in = d->in_edges[d->in_start[callee]];
+		if (calls >= HOT_FREE_CALLS && d->en[free_in] == 0 &&
+		    !(rt.graph->edges[free_in].flags & DACCE_EDGE_KEEP_FREE) &&
+		    calls > 2 * calls_seen(free_in) && worth_a_stop(since, FREE_CALL_SAVED_NS))
+			return e;
+	}
+	return DACCE_NONE;
+}
+
 /* Sets ep.tail_wanted or ep.back_wanted when the only reason is a hot edge of that kind. */
 static bool epoch_due(void)
 {
 	uint32_t count;
 	uint64_t pushes;
 
-	ep.tail_wanted = ep.back_wanted = DACCE_NONE;
+	ep.tail_wanted = ep.back_wanted = ep.direct_wanted = DACCE_NONE;
 	fresh_edges(&count, &pushes);
 	if (count && (ep.stress || pushes >= ep.hot_pushes || count >= ep.new_edges))
 		return true;
@@ -642,7 +701,10 @@ static bool epoch_due(void)
 	ep.tail_wanted = hot_tail_edge();
 	if (ep.tail_wanted == DACCE_NONE)
 		ep.back_wanted = hot_back_edge();
-	return ep.tail_wanted != DACCE_NONE || ep.back_wanted != DACCE_NONE;
+	if (ep.tail_wanted == DACCE_NONE && ep.back_wanted == DACCE_NONE)
+		ep.direct_wanted = hot_direct_edge();
+	return ep.tail_wanted != DACCE_NONE || ep.back_wanted != DACCE_NONE ||
+	       ep.direct_wanted != DACCE_NONE;
 }
 
 /*
@@ -658,6 +720,12 @@ static bool encoding_helps(const struct dacce_dict *next)
 		e = ep.back_wanted;
 		dacce_hashmap_put(&ep.backs_tried, e, 1);
 		return e < next->n_edges && next->edge_class[e] == DACCE_EDGE_ENCODED;
+	}
+	if (ep.direct_wanted != DACCE_NONE) {
+		e = ep.direct_wanted;
+		dacce_hashmap_put(&ep.direct_tried, e, 1);
+		return e < next->n_edges && next->edge_class[e] == DACCE_EDGE_ENCODED &&
+		       next->en[e] == 0;
 	}
 	if (e == DACCE_NONE)
 		return true;
@@ -778,9 +846,10 @@ static int reencode(void)
 		     "epoch %llu installed%s: %u edges, maxID %llu, threads paused %ld us, "
 		     "%llu of its trampolines built ahead (%zu)",
 		     (unsigned long long)epoch,
-		     ep.tail_wanted != DACCE_NONE   ? " for a hot tail call"
-		     : ep.back_wanted != DACCE_NONE ? " for a hot back edge"
-						    : "",
+		     ep.tail_wanted != DACCE_NONE     ? " for a hot tail call"
+		     : ep.back_wanted != DACCE_NONE   ? " for a hot back edge"
+		     : ep.direct_wanted != DACCE_NONE ? " for a hot direct call"
+						      : "",
 		     rt.graph->n_edges,
 		     (unsigned long long)rt.dict->max_id, pause / 1000,
 		     (unsigned long long)used, ahead);
@@ -849,7 +918,8 @@ static void *policy_main(void *unused)
 		rt_code_names_flush();
 		rt_reorder_dispatch();
 		dacce_scan_cache_save_if_due();
-		ep.tail_wanted = ep.back_wanted = DACCE_NONE; /* epoch_due sets them, when it is asked */
+		/* epoch_due sets them, when it is asked */
+		ep.tail_wanted = ep.back_wanted = ep.direct_wanted = DACCE_NONE;
 		due = asked || ep.stress ||
 		      (!dacce_control_attached() && now_ns() >= ep.quiet_until_ns);
 		due = due && (asked || epoch_due());

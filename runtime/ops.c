@@ -155,6 +155,16 @@ static void emit_push_after(struct x86_buf *b, int32_t tpoff)
 	x86_reload_r11(b, R11_SPILL);
 }
 
+void dacce_emit_call_hit(struct x86_buf *b, const struct dacce_rt_op *op)
+{
+	if (!op->hits || op->kind == DACCE_RT_OP_PUSH)
+		return;
+	x86_spill_r11(b, R11_SPILL);
+	x86_movabs_r11(b, (uintptr_t)op->hits);
+	x86_inc64_at_r11(b);
+	x86_reload_r11(b, R11_SPILL);
+}
+
 void dacce_emit_before(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op)
 {
 	/* Flags are dead here: this code runs in place of a call or a jump out of the function. */

@@ -31,7 +31,7 @@ struct dacce_rt_op {
 	uint32_t edge;
 	bool compress;
 	uint64_t reset_id; /* maxID + 1 of the epoch (the code reads it from the TLS block) */
-	uint64_t *hits;	   /* PUSH: a counter the code bumps (NULL: none), for the policy */
+	uint64_t *hits;	   /* a counter the code bumps (NULL: none), for the policy */
 	bool count;	   /* bump the thread's call and push counts (DACCE_COUNT) */
 };
 
@@ -45,5 +45,11 @@ bool dacce_rt_op_same_code(const struct dacce_rt_op *a, const struct dacce_rt_op
 /* tpoff is dacce_tls_tpoff(): the TLS block's offset from %fs. */
 void dacce_emit_before(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);
 void dacce_emit_after(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);
+/*
+ * Before a call's before(): bumps *op->hits of an encoded call (ADD or NONE)
+ * that is counted; nothing otherwise (push code counts itself).  Keeps
+ * every register, not the flags (dead where a call is made).
+ */
+void dacce_emit_call_hit(struct x86_buf *b, const struct dacce_rt_op *op);
 
 #endif

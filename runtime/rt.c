@@ -1658,6 +1658,8 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 	if (!err && !fn && *edge >= before)
 		err = is_leaf_call(site, target) ? dacce_graph_leaf_edge(rt.graph, *edge)
 						 : dacce_graph_pin_edge(rt.graph, *edge);
+	if (!err && *edge >= before && dacce_site_kind_is_tail(rt.graph->edges[*edge].kind))
+		err = dacce_hashmap_put(&rt.tail_called, node, *edge);
 	if (!err && *edge >= before)
 		announce_edge(*edge);
 	if (!err)
@@ -1666,6 +1668,31 @@ static int edge_to(uint32_t site, uintptr_t target, uint32_t *edge)
 }
 
 /* ------------------------------------------------------------------ trampolines */
+
+static bool may_call_natively(const struct rt_site *site);
+
+/*
+ * A direct call that may yet get the program's own call back
+ * (restore_native_calls): encoded, into a function no other call holds the
+ * free place of for good.  Its calls are counted until then, so that the one
+ * given back is the hottest way in as the program runs, not the first seen
+ * at start-up: lua5.4's sort comparator calls lua_pushvalue a million times
+ * a second through an edge that cost an add for the whole run, because a
+ * call made a few times before the sort had taken the free place at the
+ * first epoch.
+ */
+static bool may_be_given_back(const struct dacce_edge *e, const struct dacce_rt_op *op)
+{
+	uint32_t kept;
+
+	return rt.native_calls && op->kind != DACCE_RT_OP_PUSH && e->kind == DACCE_SITE_DIRECT &&
+	       !(e->flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF | DACCE_EDGE_KEEP_FREE)) &&
+	       e->site < rt.graph->n_sites && e->site < rt.cap_sites &&
+	       rt.sites[e->site].edge == (uint32_t)(e - rt.graph->edges) &&
+	       may_call_natively(&rt.sites[e->site]) &&
+	       dacce_hashmap_get(&rt.kept_free_into, e->callee, &kept) != 0 &&
+	       dacce_hashmap_get(&rt.tail_called, e->callee, &kept) != 0;
+}
 
 /*
  * The operation of edge in the current epoch; pushes of edges that could be
@@ -1679,7 +1706,8 @@ static int op_for_edge_in(const struct dacce_dict *dict, uint32_t edge, struct d
 	const struct dacce_edge *e = &rt.graph->edges[edge];
 	bool counted = (op->kind == DACCE_RT_OP_PUSH && e->caller != e->callee) ||
 		       /* a tail call that costs something: the policy may make it free (epoch.c) */
-		       (op->kind == DACCE_RT_OP_ADD && dacce_site_kind_is_tail(e->kind));
+		       (op->kind == DACCE_RT_OP_ADD && dacce_site_kind_is_tail(e->kind)) ||
+		       may_be_given_back(e, op);
 
 	if (!err && counted && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
 	    !(rt.graph->edges[edge].flags & DACCE_EDGE_PINNED))
@@ -1819,6 +1847,7 @@ static int build_trampoline_with(uint32_t site_index, uint32_t edge, uintptr_t t
 	} else if (slot) {
 		/* Keep calling through the slot (lazy binding, IFUNC). */
 		*entry = start;
+		dacce_emit_call_hit(&b, &op);
 		dacce_emit_before(&b, rt.tpoff, &op);
 		x86_call_rip_slot(&b, slot);
 		*after = b.addr + b.len;
@@ -2698,8 +2727,13 @@ static bool may_call_natively(const struct rt_site *site)
 {
 	return site->scan.addr && !site->native && site->tramp &&
 	       site->scan.kind == DACCE_SITE_DIRECT && is_call_rel32(&site->scan, site->original) &&
-	       !site->trapped && !site->dispatched &&
-	       !site->borrowed && !site->promoted && site->op.kind == DACCE_RT_OP_NONE;
+	       !site->trapped && !site->dispatched && !site->borrowed && !site->promoted;
+}
+
+bool rt_edge_proven_hot(uint32_t e)
+{
+	return e < RT_MAX_COUNTED_EDGES && rt.edge_counts &&
+	       rt.edge_counts[e].encoded >= GIVE_BACK_CALLS;
 }
 
 /*
@@ -2716,33 +2750,31 @@ static bool may_call_natively(const struct rt_site *site)
 static int restore_native_calls(struct dacce_patch_runs *writes)
 {
 	const struct dacce_dict *d = rt.dict;
-	uint8_t *tail_called;
+	uint32_t tail_edge;
 	int err = 0;
 
 	if (!rt.native_calls)
 		return 0;
-	/*
-	 * Not into a function some tail call enters: a hot tail call is worth
-	 * the free place more (epoch.c, hot_tail_edge), and a kept call edge
-	 * would hold it for good.  From the runtime's own heap: the world is stopped.
-	 */
-	tail_called = calloc(rt.graph->n_nodes ? rt.graph->n_nodes : 1, 1);
-	if (!tail_called)
-		return -ENOMEM;
-	for (uint32_t e = 0; e < rt.graph->n_edges; e++)
-		if (dacce_site_kind_is_tail(rt.graph->edges[e].kind))
-			tail_called[rt.graph->edges[e].callee] = 1;
 	/* A direct site's edge is the one it calls through: each such site is met once. */
 	for (uint32_t e = 0; e < rt.graph->n_edges && !err; e++) {
 		uint32_t i = rt.graph->edges[e].site;
 		struct rt_site *site = i < rt.graph->n_sites && i < rt.cap_sites ? &rt.sites[i] : NULL;
 
-		if (!site || site->edge != e || !may_call_natively(site) || e >= d->n_edges ||
+		/*
+		 * Not into a function some tail call enters: a hot tail call is
+		 * worth the free place more (epoch.c, hot_tail_edge), and a kept
+		 * call edge would hold it for good.
+		 */
+		if (!site || site->edge != e || !may_call_natively(site) ||
+		    site->op.kind != DACCE_RT_OP_NONE || e >= d->n_edges ||
 		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
 		    (rt.graph->edges[e].flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
-		    tail_called[rt.graph->edges[e].callee])
+		    dacce_hashmap_get(&rt.tail_called, rt.graph->edges[e].callee, &tail_edge) == 0 ||
+		    !rt_edge_proven_hot(e))
 			continue;
 		err = dacce_graph_keep_free_edge(rt.graph, e);
+		if (!err)
+			err = dacce_hashmap_put(&rt.kept_free_into, rt.graph->edges[e].callee, e);
 		if (!err)
 			err = dacce_patch_runs_add(writes, site->scan.addr, site->original,
 						   site->scan.len);
@@ -2751,7 +2783,6 @@ static int restore_native_calls(struct dacce_patch_runs *writes)
 			rt.n_native_calls++;
 		}
 	}
-	free(tail_called);
 	return err;
 }
 
@@ -4272,6 +4303,8 @@ int dacce_rt_start(uintptr_t main_fn)
 		return -ENOMEM;
 	dacce_hashmap_init(&rt.trapped_at);
 	dacce_hashmap_init(&rt.decoded);
+	dacce_hashmap_init(&rt.kept_free_into);
+	dacce_hashmap_init(&rt.tail_called);
 	dacce_hashmap_init(&rt.thunk_at);
 	dacce_hashmap_init(&rt.entry_site);
 	dacce_hashmap_init(&rt.return_edge);
@@ -4332,6 +4365,13 @@ int dacce_rt_start(uintptr_t main_fn)
 			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt.edge_hits == MAP_FAILED)
 		rt.edge_hits = NULL;
+	rt.edge_counts = mmap(NULL, RT_MAX_COUNTED_EDGES * sizeof(*rt.edge_counts),
+			      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			      -1, 0);
+	if (rt.edge_counts == MAP_FAILED) {
+		rt.edge_counts = NULL;
+		rt.native_calls = false; /* nothing would tell which call deserves it */
+	}
 	rt.dispatch_hits = mmap(NULL, RT_MAX_COUNTED_EDGES * sizeof(*rt.dispatch_hits),
 				PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 				-1, 0);

@@ -165,7 +165,19 @@ struct rt_state {
 	struct dacce_hashmap thunk_at;	      /* setjmp's return address -> index in thunks */
 	uintptr_t *thunks;
 	uint32_t n_thunks, cap_thunks;
-	uint64_t *edge_hits;		 /* pushes of each edge counted by its trampoline */
+	uint64_t *edge_hits;		 /* calls of each edge counted by its trampoline (op_for_edge_in) */
+	/*
+	 * Per edge, beside edge_hits: its count when the last encoding took it
+	 * in, and the calls counted while an encoding had it encoded: a direct
+	 * call gets the program's own call back only once it has shown, encoded,
+	 * that it is the hottest way into its callee (rt_restore_native_calls).
+	 */
+	struct rt_edge_counts {
+		uint64_t taken, encoded;
+	} *edge_counts;
+	/* Nodes with an incoming edge free for good -> that edge: no other may take its place. */
+	struct dacce_hashmap kept_free_into;
+	struct dacce_hashmap tail_called; /* nodes some tail call enters -> one such edge */
 	uint64_t *dispatch_hits;	 /* per edge: hits late in its site's dispatch code (rt.c) */
 	/*
 	 * Where a call through each edge returns now: its trampoline's return
@@ -231,6 +243,14 @@ int rt_plan_code(struct rt_code_plan **plan);
  */
 int rt_prebuild_code(const struct dacce_dict *next);
 void rt_prebuilt_drop(void);
+/*
+ * A direct call's edge counted GIVE_BACK_CALLS times while encoded: it may be
+ * given the program's own call back when an encoding leaves it free.  One
+ * the program made a few times at start-up, free then because it came
+ * first, would otherwise hold its callee's free place for good.
+ */
+#define GIVE_BACK_CALLS 100000
+bool rt_edge_proven_hot(uint32_t e);
 /* Puts the hot targets of dispatch code first (policy thread, rt.lock held). */
 void rt_reorder_dispatch(void);
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),

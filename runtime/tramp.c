@@ -15,6 +15,7 @@ int dacce_tramp_build_call(struct x86_buf *b, int32_t tpoff, const struct dacce_
 	if (!x86_rel32_reaches(b->addr + b->len + REACH_SLACK, target))
 		slot = x86_literal64(b, target);
 	*entry = b->addr + b->len;
+	dacce_emit_call_hit(b, op);
 	dacce_emit_before(b, tpoff, op);
 	if (slot)
 		x86_call_rip_slot(b, slot);

@@ -10,7 +10,8 @@
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
 # hot tail call and hotback.c's hot back edge must get an epoch of their own (warmtail.c's tail
-# call, past the counts but too rarely made to pay for a stop, must not), tailstall.c's long frame must not put
+# call, past the counts but too rarely made to pay for a stop, must not), hotcall.c's hot direct
+# call must get the program's own call back, tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
 # tailcalls.c built without unwind tables must be instrumented, and a program's fatal
 # undefined instruction must read as natively unless it is on the runtime's trap byte.
@@ -148,6 +149,19 @@ if [ -x "$build/programs/warmtail-O2" ]; then
 	fi
 else
 	missing warmtail
+fi
+# hotcall.c's direct call that gets hot after another took its callee's free place: the
+# program's own call must go back to the hot site, not to the one that came first.
+if [ -x "$build/programs/hotcall-O2" ]; then
+	verdict=$(HOTCALL_VERDICT=1 LD_PRELOAD="$lib" "$build/programs/hotcall-O2" 2>&1 >/dev/null |
+		grep '^hotcall:')
+	if [ "$verdict" = "hotcall: via_early's call instrumented, via_hot's call native" ]; then
+		pass "the hot direct call got its own call back, not the first one seen"
+	else
+		fail "hotcall.c: ${verdict:-no verdict}"
+	fi
+else
+	missing hotcall
 fi
 # tailstall.c's long frame, entered by a tail call while it was free, while another thread
 # makes a hotter way into its function: an epoch put off for it ("needs a record now") must

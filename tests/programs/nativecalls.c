@@ -5,8 +5,9 @@
  * keep that edge free, however the graph grows, since frames it entered
  * return with nothing to undo.
  *
- * 1. a -> b, now and then, while other calls are hot: the edge becomes free
- *    (b's only caller) at the first epoch, and its site native.
+ * 1. a -> b, one call in sixteen, while other calls are hot: the edge becomes
+ *    free (b's only caller) at the first epoch, and its site native once it
+ *    has made enough calls encoded (GIVE_BACK_CALLS).
  * 2. main -> c -> b, hotter: a plain encoding would give c -> b the free
  *    place in b, and a context entered through the native a -> b would read
  *    as main -> c -> b.
@@ -102,7 +103,7 @@ int main(void)
 	long r = 0, end = now_ns() + PHASE_NS;
 
 	for (long i = 0; now_ns() < end; i++)
-		r += i % 1000 ? e(i) : a(i, 0);
+		r += i % 16 ? e(i) : a(i, 0);
 	probe("after a");
 	end = now_ns() + PHASE_NS;
 	for (long i = 0; now_ns() < end; i++)
