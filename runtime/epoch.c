@@ -126,7 +126,7 @@ static struct {
 	/* The hot back edge an epoch is due for (hot_back_edge), and those that asked once. */
 	uint32_t back_wanted;
 	struct dacce_hashmap backs_tried;
-	/* The hot direct call an epoch is due for (hot_direct_edge), and those that asked once. */
+	/* The free direct call an epoch is due for (direct_call_to_give_back), those that asked. */
 	uint32_t direct_wanted;
 	struct dacce_hashmap direct_tried;
 	/* For weighing a stop against what it saves (worth_a_stop). */
@@ -644,16 +644,13 @@ static uint32_t hot_back_edge(void)
 }
 
 /*
- * A direct call that the program makes HOT_FREE_CALLS times or more, twice
- * as often as the edge its callee is entered by for free (one not yet given
- * back: DACCE_EDGE_KEEP_FREE), or one free now that has made GIVE_BACK_CALLS
- * calls since it was encoded: a re-encoding gives it the free place and the
- * program's own call.  Counted only while it may be given back (rt.c,
- * may_be_given_back); each edge asks once.
+ * A direct call free in this epoch, counted since (rt.c, may_be_given_back),
+ * that has made GIVE_BACK_CALLS calls: a re-encoding gives it the program's
+ * own call back (restore_native_calls), when it pays for the stop.  Each
+ * edge asks once.
  */
-#define HOT_FREE_CALLS 10000
-#define FREE_CALL_SAVED_NS 2 /* a trampoline's jumps, against the program's call */
-static uint32_t hot_direct_edge(void)
+#define FREE_CALL_SAVED_NS 2 /* a trampoline's two jumps, against the program's call */
+static uint32_t direct_call_to_give_back(void)
 {
 	const struct dacce_dict *d = rt.dict;
 	uint32_t tried;
@@ -663,24 +660,13 @@ static uint32_t hot_direct_edge(void)
 	for (uint32_t e = 0; e < d->n_edges && e < rt.graph->n_edges && e < RT_MAX_COUNTED_EDGES;
 	     e++) {
 		const struct dacce_edge *edge = &rt.graph->edges[e];
-		uint32_t callee = d->edge_callee[e], free_in;
-		uint64_t calls, since = calls_since_encoding(e);
+		uint64_t since = calls_since_encoding(e);
 
-		if (edge->kind != DACCE_SITE_DIRECT || d->edge_class[e] != DACCE_EDGE_ENCODED ||
-		    (edge->flags & (DACCE_EDGE_KEEP_FREE | DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
-		    since == 0 || dacce_hashmap_get(&ep.direct_tried, e, &tried) == 0)
-			continue;
-		if (d->en[e] == 0) {
-			if (rt.edge_counts[e].encoded + since >= GIVE_BACK_CALLS &&
-			    worth_a_stop(since, FREE_CALL_SAVED_NS))
-				return e;
-			continue;
-		}
-		calls = calls_seen(e);
-		free_in = d->in_edges[d->in_start[callee]];
-		if (calls >= HOT_FREE_CALLS && d->en[free_in] == 0 &&
-		    !(rt.graph->edges[free_in].flags & DACCE_EDGE_KEEP_FREE) &&
-		    calls > 2 * calls_seen(free_in) && worth_a_stop(since, FREE_CALL_SAVED_NS))
+		if (edge->kind == DACCE_SITE_DIRECT && d->edge_class[e] == DACCE_EDGE_ENCODED &&
+		    d->en[e] == 0 && !(edge->flags & DACCE_EDGE_KEEP_FREE) && since > 0 &&
+		    rt.edge_counts[e].encoded + since >= GIVE_BACK_CALLS &&
+		    dacce_hashmap_get(&ep.direct_tried, e, &tried) != 0 &&
+		    worth_a_stop(since, FREE_CALL_SAVED_NS))
 			return e;
 	}
 	return DACCE_NONE;
@@ -702,7 +688,7 @@ static bool epoch_due(void)
 	if (ep.tail_wanted == DACCE_NONE)
 		ep.back_wanted = hot_back_edge();
 	if (ep.tail_wanted == DACCE_NONE && ep.back_wanted == DACCE_NONE)
-		ep.direct_wanted = hot_direct_edge();
+		ep.direct_wanted = direct_call_to_give_back();
 	return ep.tail_wanted != DACCE_NONE || ep.back_wanted != DACCE_NONE ||
 	       ep.direct_wanted != DACCE_NONE;
 }
@@ -725,7 +711,7 @@ static bool encoding_helps(const struct dacce_dict *next)
 		e = ep.direct_wanted;
 		dacce_hashmap_put(&ep.direct_tried, e, 1);
 		return e < next->n_edges && next->edge_class[e] == DACCE_EDGE_ENCODED &&
-		       next->en[e] == 0;
+		       next->en[e] == 0; /* else nothing to give back */
 	}
 	if (e == DACCE_NONE)
 		return true;
@@ -848,7 +834,7 @@ static int reencode(void)
 		     (unsigned long long)epoch,
 		     ep.tail_wanted != DACCE_NONE     ? " for a hot tail call"
 		     : ep.back_wanted != DACCE_NONE   ? " for a hot back edge"
-		     : ep.direct_wanted != DACCE_NONE ? " for a hot direct call"
+		     : ep.direct_wanted != DACCE_NONE ? " to give a direct call back"
 						      : "",
 		     rt.graph->n_edges,
 		     (unsigned long long)rt.dict->max_id, pause / 1000,

@@ -46,8 +46,9 @@ bool dacce_rt_op_same_code(const struct dacce_rt_op *a, const struct dacce_rt_op
 void dacce_emit_before(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);
 void dacce_emit_after(struct x86_buf *b, int32_t tpoff, const struct dacce_rt_op *op);
 /*
- * Before a call's before(): bumps *op->hits of an encoded call (ADD or NONE)
- * that is counted; nothing otherwise (push code counts itself).  Keeps
+ * Before a call's before(): bumps *op->hits of a call that is not pushed
+ * (the runtime counts free direct calls that may be given back: rt.c,
+ * may_be_given_back); nothing without hits (push code counts itself).  Keeps
  * every register, not the flags (dead where a call is made).
  */
 void dacce_emit_call_hit(struct x86_buf *b, const struct dacce_rt_op *op);

@@ -169,8 +169,8 @@ struct rt_state {
 	/*
 	 * Per edge, beside edge_hits: its count when the last encoding took it
 	 * in, and the calls counted while an encoding had it encoded: a direct
-	 * call gets the program's own call back only once it has shown, encoded,
-	 * that it is the hottest way into its callee (rt_restore_native_calls).
+	 * call gets the program's own call back only once it has made
+	 * GIVE_BACK_CALLS calls free (restore_native_calls in rt.c).
 	 */
 	struct rt_edge_counts {
 		uint64_t taken, encoded;
@@ -249,7 +249,7 @@ void rt_prebuilt_drop(void);
  * the program made a few times at start-up, free then because it came
  * first, would otherwise hold its callee's free place for good.
  */
-#define GIVE_BACK_CALLS 100000
+#define GIVE_BACK_CALLS 1000
 bool rt_edge_proven_hot(uint32_t e);
 /* Puts the hot targets of dispatch code first (policy thread, rt.lock held). */
 void rt_reorder_dispatch(void);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * A direct call that gets hot after its callee's free place was chosen:
- * work() is first called a few thousand times from via_early, its only
+ * work() is first called 500 times from via_early, its only
  * caller at the first epoch (so that call is free), then tens of millions of
  * times from via_hot.  The program's own call must go back to via_hot's site,
  * not to the one that came first (runtime/rt.c, restore_native_calls: only a
- * call counted GIVE_BACK_CALLS times while encoded; epoch.c, hot_direct_edge).
+ * call counted GIVE_BACK_CALLS times while free; epoch.c,
+ * direct_call_to_give_back).
  * With HOTCALL_VERDICT set, it says on stderr where work() last returned to
  * from each caller: the program's own code (its call given back) or code of
  * the runtime; tests/trap-report.sh requires via_hot's call native and
@@ -52,7 +53,7 @@ int main(void)
 {
 	long wrong = 0, end;
 
-	for (int i = 0; i < 3000; i++)
+	for (int i = 0; i < 500; i++)
 		wrong += via_early(i) != i * 3 + 1;
 	via_early(-1);
 	end = probe_now_ms() + 200;
