@@ -68,7 +68,11 @@ struct Counted {
 
 		for (int i = 0; i < 20; i++)
 			sum += counting(i % 4);
-		destroyed_sum += sum + n;
+		/*
+		 * sum grows with sink, which the jthreads bump racing each other:
+		 * only whether the calls ran (sum at least 30) goes in the output.
+		 */
+		destroyed_sum += n + (sum >= 30);
 	}
 };
 
