@@ -429,7 +429,7 @@ static void keep_tail_edges_free(void)
 /*
  * Observed calls become the frequencies the encoder orders edges by.  Those
  * counted while the current epoch encoded the edge are its encoded calls
- * too (rt_edge_proven_hot).
+ * too (restore_native_calls in rt.c gives back only counted ones).
  */
 static void take_frequencies(void)
 {

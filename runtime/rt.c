@@ -2731,7 +2731,8 @@ static bool may_call_natively(const struct rt_site *site)
 	       !site->trapped && !site->dispatched && !site->borrowed && !site->promoted;
 }
 
-bool rt_edge_proven_hot(uint32_t e)
+/* Counted GIVE_BACK_CALLS times while encoded (take_frequencies in epoch.c). */
+static bool edge_proven_hot(uint32_t e)
 {
 	return e < RT_MAX_COUNTED_EDGES && rt.edge_counts &&
 	       rt.edge_counts[e].encoded >= GIVE_BACK_CALLS;
@@ -2771,7 +2772,7 @@ static int restore_native_calls(struct dacce_patch_runs *writes)
 		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
 		    (rt.graph->edges[e].flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
 		    dacce_hashmap_get(&rt.tail_called, rt.graph->edges[e].callee, &tail_edge) == 0 ||
-		    !rt_edge_proven_hot(e))
+		    !edge_proven_hot(e))
 			continue;
 		err = dacce_graph_keep_free_edge(rt.graph, e);
 		if (!err)

@@ -244,13 +244,12 @@ int rt_plan_code(struct rt_code_plan **plan);
 int rt_prebuild_code(const struct dacce_dict *next);
 void rt_prebuilt_drop(void);
 /*
- * A direct call's edge counted GIVE_BACK_CALLS times while encoded: it may be
- * given the program's own call back when an encoding leaves it free.  One
- * the program made a few times at start-up, free then because it came
- * first, would otherwise hold its callee's free place for good.
+ * Calls a direct call's edge must make while encoded before it may be given
+ * the program's own call back (rt.c, restore_native_calls).  One the program
+ * made a few times at start-up, free then because it came first, would
+ * otherwise hold its callee's free place for good.
  */
 #define GIVE_BACK_CALLS 1000
-bool rt_edge_proven_hot(uint32_t e);
 /* Puts the hot targets of dispatch code first (policy thread, rt.lock held). */
 void rt_reorder_dispatch(void);
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),
