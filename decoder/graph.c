@@ -104,6 +104,50 @@ void dacce_graph_free(struct dacce_graph *graph)
 	free(graph);
 }
 
+struct dacce_graph *dacce_graph_new_copy(void)
+{
+	struct dacce_graph *graph = calloc(1, sizeof(*graph));
+
+	if (!graph)
+		return NULL;
+	dacce_hashmap_init(&graph->node_index);
+	dacce_hashmap_init(&graph->site_index);
+	dacce_hashmap_init(&graph->edge_index);
+	return graph;
+}
+
+/* Makes *array (of *cap elements of size elem) hold at least count elements. */
+static int reserve_all(void **array, uint32_t *cap, uint32_t count, size_t elem)
+{
+	void *grown;
+
+	if (count <= *cap)
+		return 0;
+	grown = realloc(*array, (size_t)count * elem);
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = count;
+	return 0;
+}
+
+int dacce_graph_copy_for_encoding(const struct dacce_graph *from, struct dacce_graph *into)
+{
+	if (!from || !into || into->n_modules || into->cap_nodes)
+		return -EINVAL;
+	if (reserve_all((void **)&into->sites, &into->cap_sites, from->n_sites,
+			sizeof(*into->sites)) ||
+	    reserve_all((void **)&into->edges, &into->cap_edges, from->n_edges,
+			sizeof(*into->edges)))
+		return -ENOMEM;
+	memcpy(into->sites, from->sites, (size_t)from->n_sites * sizeof(*into->sites));
+	memcpy(into->edges, from->edges, (size_t)from->n_edges * sizeof(*into->edges));
+	into->n_sites = from->n_sites;
+	into->n_edges = from->n_edges;
+	into->n_nodes = from->n_nodes;
+	return 0;
+}
+
 int dacce_graph_add_module(struct dacce_graph *graph, const uint8_t *build_id,
 			   size_t build_id_len, uint32_t *module)
 {

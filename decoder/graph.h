@@ -160,6 +160,16 @@ int dacce_graph_add_site(struct dacce_graph *graph, uint32_t caller, uint32_t mo
 int dacce_graph_add_edge(struct dacce_graph *graph, uint32_t site, uint32_t callee,
 			 uint32_t *edge);
 
+/*
+ * Copies what the encoder reads (the sites, the edges, the node count) into
+ * `into`, a graph from dacce_graph_new_copy whose arrays are reused from one
+ * call to the next.  The copy has no modules, nodes or indexes: it is for
+ * dacce_encode only, which can then run while the original grows (the
+ * runtime encodes without holding the lock its first calls wait for).
+ */
+struct dacce_graph *dacce_graph_new_copy(void);
+int dacce_graph_copy_for_encoding(const struct dacce_graph *from, struct dacce_graph *into);
+
 /* Lookups return DACCE_NONE when absent. */
 uint32_t dacce_graph_find_node(const struct dacce_graph *graph, uint32_t module,
 			       uint64_t offset);

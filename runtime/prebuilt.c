@@ -34,13 +34,6 @@ int dacce_prebuilt_put(uintptr_t replaces, const struct dacce_prebuilt *code)
 	return 0;
 }
 
-bool dacce_prebuilt_has(uintptr_t replaces)
-{
-	uint32_t at;
-
-	return dacce_hashmap_get(&built.by_replaced, replaces, &at) == 0;
-}
-
 bool dacce_prebuilt_take(uintptr_t replaces, uint32_t edge, uintptr_t target,
 			 const struct dacce_rt_op *op, struct dacce_prebuilt *out)
 {

@@ -26,7 +26,6 @@ struct dacce_prebuilt {
 };
 
 int dacce_prebuilt_put(uintptr_t replaces, const struct dacce_prebuilt *code);
-bool dacce_prebuilt_has(uintptr_t replaces);
 /* The code built to replace `replaces` for exactly this edge, target and op; false if none. */
 bool dacce_prebuilt_take(uintptr_t replaces, uint32_t edge, uintptr_t target,
 			 const struct dacce_rt_op *op, struct dacce_prebuilt *out);

@@ -2619,11 +2619,13 @@ int rt_plan_code(struct rt_code_plan **out)
 static int prebuild_edge(const struct dacce_dict *next, uint32_t index, uint32_t edge,
 			 uintptr_t target, uintptr_t old_entry, const struct dacce_rt_op *old_op)
 {
-	struct dacce_prebuilt code = { .edge = edge, .target = target };
+	struct dacce_prebuilt code = { .edge = edge, .target = target }, ready;
 	struct dacce_rt_op op;
 	int err = op_for_edge_in(next, edge, &op);
 
-	if (err || !old_entry || dacce_rt_op_same_code(&op, old_op) || dacce_prebuilt_has(old_entry))
+	/* Built already for an attempt put off (epoch.c keeps it for the next one). */
+	if (err || !old_entry || dacce_rt_op_same_code(&op, old_op) ||
+	    dacce_prebuilt_take(old_entry, edge, target, &op, &ready))
 		return err;
 	err = build_trampoline_with(index, edge, target, old_entry, &op, &code.entry, &code.after,
 				    &code.op);

@@ -8,6 +8,7 @@
 #include "check_main.h"
 #include "decode.h"
 #include "dict.h"
+#include "dict_io.h"
 #include "machine.h"
 #include "translate.h"
 #include "testgraph.h"
@@ -662,6 +663,75 @@ START_TEST(test_bad_options)
 }
 END_TEST
 
+/* The encoding's bytes, for comparing two dictionaries. */
+static void serialize(const struct dacce_dict *d, uint8_t **buf, size_t *len)
+{
+	ck_assert_int_eq(dacce_dict_serialize(d, buf, len), 0);
+}
+
+/*
+ * The runtime encodes a copy made under its lock while the graph grows
+ * (runtime/epoch.c): the copy's encoding is the graph's at the time of the
+ * copy, whatever the graph gains after it, and a copy reused for a larger
+ * graph encodes that one.
+ */
+START_TEST(test_copy_encodes_as_the_graph_did)
+{
+	struct testgraph tg;
+	struct dacce_graph *copy = dacce_graph_new_copy();
+	struct dacce_dict *before = NULL, *from_copy = NULL, *after = NULL, *again = NULL;
+	uint8_t *a = NULL, *b = NULL, *c = NULL, *e = NULL;
+	size_t la, lb, lc, le;
+	uint32_t site;
+
+	ck_assert_ptr_nonnull(copy);
+	tg_init(&tg);
+	tg_root(&tg, "main");
+	tg_call(&tg, "main", "a", 10);
+	tg_call(&tg, "main", "b", 3);
+	tg_call(&tg, "a", "c", 7);
+	tg_call(&tg, "b", "c", 9);
+	tg_call(&tg, "c", "a", 2); /* a cycle */
+	site = tg_site(&tg, "b", DACCE_SITE_INDIRECT);
+	tg_edge_at(&tg, site, "a", 4);
+	tg_edge_at(&tg, site, "d", 1);
+	ck_assert_int_eq(dacce_encode(tg.graph, NULL, &before), 0);
+	ck_assert_int_eq(dacce_graph_copy_for_encoding(tg.graph, copy), 0);
+	/* The graph grows after the copy. */
+	tg_call(&tg, "d", "e", 50);
+	tg_call(&tg, "main", "e", 1);
+	tg.graph->edges[0].freq = 1000;
+	ck_assert_int_eq(dacce_encode(copy, NULL, &from_copy), 0);
+	assert_dict_invariants(from_copy);
+	serialize(before, &a, &la);
+	serialize(from_copy, &b, &lb);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_mem_eq(a, b, la);
+	/* Reused for the grown graph: its encoding, not the old one's. */
+	ck_assert_int_eq(dacce_encode(tg.graph, NULL, &after), 0);
+	ck_assert_int_eq(dacce_graph_copy_for_encoding(tg.graph, copy), 0);
+	ck_assert_int_eq(dacce_encode(copy, NULL, &again), 0);
+	ck_assert_uint_eq(again->n_edges, tg.graph->n_edges);
+	serialize(after, &c, &lc);
+	serialize(again, &e, &le);
+	ck_assert_uint_eq(lc, le);
+	ck_assert_mem_eq(c, e, lc);
+	/* Not into a graph of its own: it has nodes and indexes the copy would leave stale. */
+	ck_assert_int_eq(dacce_graph_copy_for_encoding(copy, tg.graph), -EINVAL);
+	ck_assert_int_eq(dacce_graph_copy_for_encoding(NULL, copy), -EINVAL);
+	free(a);
+	free(b);
+	free(c);
+	free(e);
+	dacce_dict_free(before);
+	dacce_dict_free(from_copy);
+	dacce_dict_free(after);
+	dacce_dict_free(again);
+	dacce_graph_free(copy);
+	tg_fini(&tg);
+}
+END_TEST
+
 static Suite *encode_suite(void)
 {
 	Suite *s = suite_create("encode");
@@ -682,6 +752,7 @@ static Suite *encode_suite(void)
 	tcase_add_test(tc, test_kept_edge_is_never_the_back_edge);
 	tcase_add_test(tc, test_small_ranges_come_before_large_ones);
 	tcase_add_test(tc, test_bad_options);
+	tcase_add_test(tc, test_copy_encodes_as_the_graph_did);
 	suite_add_tcase(s, tc);
 	return s;
 }

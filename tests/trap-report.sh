@@ -11,7 +11,8 @@
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
 # hot tail call and hotback.c's hot back edge must get an epoch of their own (warmtail.c's tail
 # call, past the counts but too rarely made to pay for a stop, must not), hotcall.c's hot direct
-# call must get the program's own call back, tailstall.c's long frame must not put
+# call must get the program's own call back, and so must manycalls.c's calls hot only
+# together, tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
 # tailcalls.c built without unwind tables must be instrumented, and a program's fatal
 # undefined instruction must read as natively unless it is on the runtime's trap byte.
@@ -162,6 +163,20 @@ if [ -x "$build/programs/hotcall-O2" ]; then
 	fi
 else
 	missing hotcall
+fi
+# manycalls.c's 512 free direct calls, each too rarely made to pay for a stop alone, together
+# hot: the epoch that gives them their own call back must come.
+if [ -x "$build/programs/manycalls-O2" ]; then
+	verdict=$(MANYCALLS_VERDICT=1 LD_PRELOAD="$lib" "$build/programs/manycalls-O2" 2>&1 >/dev/null |
+		grep '^manycalls:')
+	native=$(printf '%s\n' "$verdict" | awk '{ print $2 }')
+	if [ "${native:-0}" -ge 460 ] 2>/dev/null; then
+		pass "free direct calls hot together got their own calls back ($verdict)"
+	else
+		fail "manycalls.c: ${verdict:-no verdict} (at least 460 wanted)"
+	fi
+else
+	missing manycalls
 fi
 # tailstall.c's long frame, entered by a tail call while it was free, while another thread
 # makes a hotter way into its function: an epoch put off for it ("needs a record now") must
