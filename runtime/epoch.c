@@ -671,8 +671,9 @@ static uint32_t direct_call_to_give_back(void)
 		const struct dacce_edge *edge = &rt.graph->edges[e];
 		uint64_t since = calls_since_encoding(e);
 
-		if (edge->kind != DACCE_SITE_DIRECT || d->edge_class[e] != DACCE_EDGE_ENCODED ||
-		    d->en[e] != 0 || (edge->flags & DACCE_EDGE_KEEP_FREE) || since == 0 ||
+		if ((edge->kind != DACCE_SITE_DIRECT && edge->kind != DACCE_SITE_PLT) ||
+		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
+		    (edge->flags & DACCE_EDGE_KEEP_FREE) || since == 0 ||
 		    rt.edge_counts[e].encoded + since < GIVE_BACK_CALLS ||
 		    dacce_hashmap_get(&ep.direct_tried, e, &tried) == 0)
 			continue;

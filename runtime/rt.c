@@ -1686,7 +1686,8 @@ static bool may_be_given_back(const struct dacce_edge *e, const struct dacce_rt_
 {
 	uint32_t kept;
 
-	return rt.native_calls && op->kind == DACCE_RT_OP_NONE && e->kind == DACCE_SITE_DIRECT &&
+	return rt.native_calls && op->kind == DACCE_RT_OP_NONE &&
+	       (e->kind == DACCE_SITE_DIRECT || e->kind == DACCE_SITE_PLT) &&
 	       !(e->flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF | DACCE_EDGE_KEEP_FREE)) &&
 	       e->site < rt.graph->n_sites && e->site < rt.cap_sites &&
 	       rt.sites[e->site].edge == (uint32_t)(e - rt.graph->edges) &&
@@ -1706,8 +1707,13 @@ static int op_for_edge_in(const struct dacce_dict *dict, uint32_t edge, struct d
 	int err = dacce_rt_op_for_edge(dict, rt.graph, edge, op);
 	const struct dacce_edge *e = &rt.graph->edges[edge];
 	bool counted = (op->kind == DACCE_RT_OP_PUSH && e->caller != e->callee) ||
-		       /* a tail call that costs something: the policy may make it free (epoch.c) */
-		       (op->kind == DACCE_RT_OP_ADD && dacce_site_kind_is_tail(e->kind)) ||
+		       /*
+			* a tail call that costs something: the policy may make it free
+			* (epoch.c); not one to a leaf, which costs something in every
+			* epoch (sqlite3's mutex wrappers made 25 million, counted for nothing)
+			*/
+		       (op->kind == DACCE_RT_OP_ADD && dacce_site_kind_is_tail(e->kind) &&
+			!(e->flags & DACCE_EDGE_LEAF)) ||
 		       may_be_given_back(e, op);
 
 	if (!err && counted && edge < RT_MAX_COUNTED_EDGES && rt.edge_hits &&
@@ -2722,15 +2728,41 @@ static int point_site(struct dacce_patch_runs *writes, const struct rt_site *sit
 }
 
 /*
- * A direct `call rel32` of the program whose trampoline does nothing: the
- * only kind whose original bytes run as well as the trampoline (a short
- * site's or a dispatched one's code does more than its call).
+ * A direct `call rel32` of the program whose trampoline does nothing, or a
+ * call through the PLT or a GOT slot (`call foo@plt`, `call *foo@GOTPCREL`):
+ * the only kinds whose original bytes run as well as the trampoline (a short
+ * site's or a dispatched one's code does more than its call).  A PLT call's
+ * trampoline calls through the slot too, so the original call reaches what
+ * it reached.  libsqlite3 calls its own exported functions that way
+ * (sqlite3_mutex_enter, sqlite3_free), as does any library built without
+ * -fvisibility or -Bsymbolic.
  */
 static bool may_call_natively(const struct rt_site *site)
 {
 	return site->scan.addr && !site->native && site->tramp &&
-	       site->scan.kind == DACCE_SITE_DIRECT && is_call_rel32(&site->scan, site->original) &&
-	       !site->trapped && !site->dispatched && !site->borrowed && !site->promoted;
+	       (site->scan.kind == DACCE_SITE_DIRECT || site->scan.kind == DACCE_SITE_PLT) &&
+	       site_is_patchable(&site->scan, site->original) && !site->trapped &&
+	       !site->dispatched && !site->borrowed && !site->promoted;
+}
+
+/*
+ * Whether a PLT or GOT call still reaches the callee its edge names (its
+ * slot is read at each call, as the trampoline reads it): a slot the program
+ * rewrote since keeps the trampoline, whose calls then stay as wrong as
+ * before, but no call is given back on a name that no longer holds.
+ */
+static bool site_reaches(const struct rt_site *site, uint32_t callee)
+{
+	const struct dacce_node *n = &rt.graph->nodes[callee];
+	const struct rt_module *m;
+	uintptr_t to;
+
+	if (site->scan.kind != DACCE_SITE_PLT)
+		return true;
+	to = calls_through_slot(site) ? *(const uintptr_t *)site->scan.slot
+				      : plt_callee(site->scan.target);
+	m = to ? rt_module_at(to) : NULL;
+	return m && !m->closed && n->module == m->graph_module && n->offset == to - m->info->bias;
 }
 
 /* Counted GIVE_BACK_CALLS times while encoded (take_frequencies in epoch.c). */
@@ -2774,7 +2806,7 @@ static int restore_native_calls(struct dacce_patch_runs *writes)
 		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
 		    (rt.graph->edges[e].flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
 		    dacce_hashmap_get(&rt.tail_called, rt.graph->edges[e].callee, &tail_edge) == 0 ||
-		    !edge_proven_hot(e))
+		    !edge_proven_hot(e) || !site_reaches(site, rt.graph->edges[e].callee))
 			continue;
 		err = dacce_graph_keep_free_edge(rt.graph, e);
 		if (!err)

@@ -12,7 +12,7 @@
 # hot tail call and hotback.c's hot back edge must get an epoch of their own (warmtail.c's tail
 # call, past the counts but too rarely made to pay for a stop, must not), hotcall.c's hot direct
 # call must get the program's own call back, and so must manycalls.c's calls hot only
-# together, tailstall.c's long frame must not put
+# together and pltcall.c's calls through the PLT, tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
 # tailcalls.c built without unwind tables must be instrumented, and a program's fatal
 # undefined instruction must read as natively unless it is on the runtime's trap byte.
@@ -163,6 +163,19 @@ if [ -x "$build/programs/hotcall-O2" ]; then
 	fi
 else
 	missing hotcall
+fi
+# pltcall.c's hot free calls through the PLT, from the program into its library and inside the
+# library to its own exported function: each must get its own call back, as a direct call does.
+if [ -x "$build/programs/pltcall-O2" ]; then
+	verdict=$(PLTCALL_VERDICT=1 LD_PRELOAD="$lib" "$build/programs/pltcall-O2" 2>&1 >/dev/null |
+		grep '^pltcall:')
+	if [ "$verdict" = "pltcall: program's call native, library's call native" ]; then
+		pass "hot free calls through the PLT got their own calls back"
+	else
+		fail "pltcall.c: ${verdict:-no verdict}"
+	fi
+else
+	missing pltcall
 fi
 # manycalls.c's 512 free direct calls, each too rarely made to pay for a stop alone, together
 # hot: the epoch that gives them their own call back must come.
