@@ -151,37 +151,40 @@ if [ -x "$build/programs/warmtail-O2" ]; then
 else
 	missing warmtail
 fi
+# verdict_of NAME: the line NAME-O2 prints on stderr under the runtime with NAME_VERDICT set
+# (upper case), which starts "NAME:"; empty when it printed none.
+verdict_of() {
+	local upper
+	upper=$(printf '%s' "$1" | tr '[:lower:]' '[:upper:]')
+	env "${upper}_VERDICT=1" LD_PRELOAD="$lib" "$build/programs/$1-O2" 2>&1 >/dev/null |
+		grep "^$1:"
+}
+# expect_verdict NAME LINE WHAT: NAME's verdict must be LINE; WHAT says what passed.
+expect_verdict() {
+	local verdict
+	if [ ! -x "$build/programs/$1-O2" ]; then
+		missing "$1"
+		return
+	fi
+	verdict=$(verdict_of "$1")
+	if [ "$verdict" = "$2" ]; then
+		pass "$3"
+	else
+		fail "$1.c: ${verdict:-no verdict}"
+	fi
+}
 # hotcall.c's direct call that gets hot after another took its callee's free place: the
 # program's own call must go back to the hot site, not to the one that came first.
-if [ -x "$build/programs/hotcall-O2" ]; then
-	verdict=$(HOTCALL_VERDICT=1 LD_PRELOAD="$lib" "$build/programs/hotcall-O2" 2>&1 >/dev/null |
-		grep '^hotcall:')
-	if [ "$verdict" = "hotcall: via_early's call instrumented, via_hot's call native" ]; then
-		pass "the hot direct call got its own call back, not the first one seen"
-	else
-		fail "hotcall.c: ${verdict:-no verdict}"
-	fi
-else
-	missing hotcall
-fi
+expect_verdict hotcall "hotcall: via_early's call instrumented, via_hot's call native" \
+	"the hot direct call got its own call back, not the first one seen"
 # pltcall.c's hot free calls through the PLT, from the program into its library and inside the
 # library to its own exported function: each must get its own call back, as a direct call does.
-if [ -x "$build/programs/pltcall-O2" ]; then
-	verdict=$(PLTCALL_VERDICT=1 LD_PRELOAD="$lib" "$build/programs/pltcall-O2" 2>&1 >/dev/null |
-		grep '^pltcall:')
-	if [ "$verdict" = "pltcall: program's call native, library's call native" ]; then
-		pass "hot free calls through the PLT got their own calls back"
-	else
-		fail "pltcall.c: ${verdict:-no verdict}"
-	fi
-else
-	missing pltcall
-fi
+expect_verdict pltcall "pltcall: program's call native, library's call native" \
+	"hot free calls through the PLT got their own calls back"
 # manycalls.c's 512 free direct calls, each too rarely made to pay for a stop alone, together
 # hot: the epoch that gives them their own call back must come.
 if [ -x "$build/programs/manycalls-O2" ]; then
-	verdict=$(MANYCALLS_VERDICT=1 LD_PRELOAD="$lib" "$build/programs/manycalls-O2" 2>&1 >/dev/null |
-		grep '^manycalls:')
+	verdict=$(verdict_of manycalls)
 	native=$(printf '%s\n' "$verdict" | awk '{ print $2 }')
 	if [ "${native:-0}" -ge 460 ] 2>/dev/null; then
 		pass "free direct calls hot together got their own calls back ($verdict)"
