@@ -324,6 +324,14 @@ int dacce_graph_keep_free_edge(struct dacce_graph *graph, uint32_t edge)
 	return 0;
 }
 
+int dacce_graph_unkeep_free_edge(struct dacce_graph *graph, uint32_t edge)
+{
+	if (!graph || edge >= graph->n_edges)
+		return -EINVAL;
+	graph->edges[edge].flags &= ~DACCE_EDGE_KEEP_FREE;
+	return 0;
+}
+
 int dacce_graph_add_root_edge(struct dacce_graph *graph, enum dacce_root_site root,
 			      uint32_t callee, uint32_t *edge)
 {

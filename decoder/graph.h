@@ -185,6 +185,8 @@ int dacce_graph_leaf_edge(struct dacce_graph *graph, uint32_t edge);
 
 /* Marks an edge as free for good (DACCE_EDGE_KEEP_FREE). */
 int dacce_graph_keep_free_edge(struct dacce_graph *graph, uint32_t edge);
+/* Takes that mark back: the edge is free to lose its place again. */
+int dacce_graph_unkeep_free_edge(struct dacce_graph *graph, uint32_t edge);
 
 /* The root edge of a kind for a function (created on demand). */
 int dacce_graph_add_root_edge(struct dacce_graph *graph, enum dacce_root_site root,

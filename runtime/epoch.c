@@ -123,6 +123,13 @@ static struct {
 	/* The hot tail edge an epoch is due for (DACCE_NONE: other reasons); those that stayed dear. */
 	uint32_t tail_wanted;
 	struct dacce_hashmap tails_tried;
+	/*
+	 * The given-back call the epoch being made takes back for tail_wanted
+	 * (DACCE_NONE: none), and how often each tail edge's attempt found a
+	 * frame the native call entered still live.
+	 */
+	uint32_t taking_back;
+	struct dacce_hashmap take_back_tries;
 	/* The hot back edge an epoch is due for (hot_back_edge), and those that asked once. */
 	uint32_t back_wanted;
 	struct dacce_hashmap backs_tried;
@@ -471,6 +478,26 @@ static int retire(struct dacce_dict *dict)
 }
 
 /*
+ * Whether a parked thread's context holds edge: a frame it entered is live
+ * (contexts are exact, so every live frame is one of the context's; a
+ * handler's context goes on through the one it interrupted).  A context that
+ * does not decode is taken to hold it.
+ */
+static bool context_holds(const struct dacce_dict *dict, const struct parked *p, uint32_t edge)
+{
+	struct dacce_snapshot snap = dacce_snapshot_of(&p->st, p->node);
+	struct dacce_path path;
+	bool holds;
+
+	dacce_path_init(&path);
+	holds = dacce_decode_append(dict, rt.graph, &snap, &path, NULL) != 0;
+	for (size_t i = 0; i < path.len && !holds; i++)
+		holds = path.frames[i].edge == edge;
+	dacce_path_fini(&path);
+	return holds;
+}
+
+/*
  * With the world stopped and rt.lock held: installs next (encoded before the
  * stop; edges found since are later edges to it).  On success next belongs
  * to the runtime.  Nothing here may take a lock a program thread could hold:
@@ -487,6 +514,14 @@ static int reencode_stopped(struct dacce_dict *next)
 	if (rt.loader_busy)
 		return -EAGAIN;
 	err = collect(&all);
+	for (size_t i = 0; i < all.n && !err && ep.taking_back != DACCE_NONE; i++) {
+		if (!context_holds(prev, &all.threads[i], ep.taking_back))
+			continue;
+		ep.put_off.tid = all.threads[i].thread->tid;
+		ep.put_off.pc = all.threads[i].thread->pc;
+		ep.put_off.why = "a frame entered by a call given back lives";
+		err = -EBUSY;
+	}
 	for (size_t i = 0; i < all.n && !err; i++) {
 		struct dacce_decode_error why = { 0 };
 
@@ -576,14 +611,6 @@ static uint64_t calls_since_encoding(uint32_t e)
 	return hits > rt.graph->edges[e].freq ? hits - rt.graph->edges[e].freq : 0;
 }
 
-/* Calls through an edge so far: pushes while it was pushed, tail calls while it cost something. */
-static uint64_t calls_seen(uint32_t e)
-{
-	uint64_t hits = e < RT_MAX_COUNTED_EDGES ? rt.edge_hits[e] : 0;
-
-	return hits > rt.graph->edges[e].freq ? hits : rt.graph->edges[e].freq;
-}
-
 /*
  * A tail call that costs something (a record, the return through the stub)
  * made HOT_TAIL_CALLS times or more and twice as often as the edge its callee
@@ -609,9 +636,10 @@ static uint32_t hot_tail_edge(void)
 		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] == 0 ||
 		    d->in_start[callee] == d->in_start[callee + 1])
 			continue;
-		calls = calls_seen(e);
+		calls = rt_edge_calls_seen(e);
 		free_in = d->in_edges[d->in_start[callee]];
-		if (calls >= HOT_TAIL_CALLS && d->en[free_in] == 0 && calls > 2 * calls_seen(free_in) &&
+		if (calls >= HOT_TAIL_CALLS && d->en[free_in] == 0 &&
+		    calls > 2 * rt_edge_calls_seen(free_in) &&
 		    dacce_hashmap_get(&ep.tails_tried, e, &tried) != 0 &&
 		    worth_a_stop(calls_since_encoding(e), TAIL_CALL_SAVED_NS))
 			return e;
@@ -660,7 +688,7 @@ static uint32_t hot_back_edge(void)
 static uint32_t direct_call_to_give_back(void)
 {
 	const struct dacce_dict *d = rt.dict;
-	uint64_t calls = 0;
+	uint64_t calls = 0, *tail_calls = NULL;
 	uint32_t tried;
 
 	ep.n_direct_candidates = 0;
@@ -671,11 +699,13 @@ static uint32_t direct_call_to_give_back(void)
 		const struct dacce_edge *edge = &rt.graph->edges[e];
 		uint64_t since = calls_since_encoding(e);
 
+		/* The stop would not give back one into a function busy tail calls enter. */
 		if ((edge->kind != DACCE_SITE_DIRECT && edge->kind != DACCE_SITE_PLT) ||
 		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
 		    (edge->flags & DACCE_EDGE_KEEP_FREE) || since == 0 ||
 		    rt.edge_counts[e].encoded + since < GIVE_BACK_CALLS ||
-		    dacce_hashmap_get(&ep.direct_tried, e, &tried) == 0)
+		    dacce_hashmap_get(&ep.direct_tried, e, &tried) == 0 ||
+		    !rt_tail_calls_cold(&tail_calls, edge->callee, rt.edge_counts[e].encoded + since))
 			continue;
 		if (ep.n_direct_candidates == ep.cap_direct_candidates) {
 			size_t cap = ep.cap_direct_candidates ? 2 * ep.cap_direct_candidates : 64;
@@ -689,6 +719,7 @@ static uint32_t direct_call_to_give_back(void)
 		ep.direct_candidates[ep.n_direct_candidates++] = e;
 		calls += since;
 	}
+	free(tail_calls);
 	if (!ep.n_direct_candidates || !worth_a_stop(calls, FREE_CALL_SAVED_NS)) {
 		ep.n_direct_candidates = 0;
 		return DACCE_NONE;
@@ -752,6 +783,52 @@ static bool encoding_helps(const struct dacce_dict *next)
 }
 
 /*
+ * An epoch for a hot tail call into a function whose free place a given-back
+ * call holds (restore_native_calls in rt.c) takes that call back: else the
+ * encoder keeps the call free and the epoch is not worth its stop.  The stop
+ * then makes sure no frame the native call entered is live (context_holds):
+ * it returns to the site, past any code that could undo a new operation.
+ * A tail edge whose attempts found such a frame TAKE_BACK_TRIES times is
+ * left as it is (a frame that lives as long as the program).
+ */
+#define TAKE_BACK_TRIES 3
+static void take_back_for_tail(void)
+{
+	uint32_t call, tries = 0;
+	sigset_t saved;
+
+	ep.taking_back = DACCE_NONE;
+	if (ep.tail_wanted == DACCE_NONE)
+		return;
+	rt_lock(&saved);
+	call = rt_given_back_into(rt.graph->edges[ep.tail_wanted].callee);
+	(void)dacce_hashmap_get(&ep.take_back_tries, ep.tail_wanted, &tries);
+	if (call != DACCE_NONE && tries < TAKE_BACK_TRIES && rt_take_back_call(call) == 0)
+		ep.taking_back = call;
+	rt_unlock(&saved);
+}
+
+/* Undoes take_back_for_tail when its epoch is not installed; counts a try the stop refused. */
+static void give_back_again(void)
+{
+	uint32_t tries = 0;
+	sigset_t saved;
+
+	if (ep.taking_back == DACCE_NONE)
+		return;
+	rt_lock(&saved);
+	rt_give_back_again(ep.taking_back);
+	rt_unlock(&saved);
+	if (ep.tail_wanted != DACCE_NONE) {
+		(void)dacce_hashmap_get(&ep.take_back_tries, ep.tail_wanted, &tries);
+		if (dacce_hashmap_put(&ep.take_back_tries, ep.tail_wanted, tries + 1) != 0 ||
+		    tries + 1 >= TAKE_BACK_TRIES)
+			(void)dacce_hashmap_put(&ep.tails_tried, ep.tail_wanted, 1);
+	}
+	ep.taking_back = DACCE_NONE;
+}
+
+/*
  * The next epoch's dictionary, from the graph and frequencies as they are
  * now.  Encoded from a copy, outside the lock: encoding gcc's `cc1` (36,000
  * edges) took up to 16 ms, while its first calls waited for the lock; the
@@ -799,14 +876,17 @@ static int reencode(void)
 	bool retry_soon;
 	int err;
 
+	take_back_for_tail();
 	/* Encoding sorts with qsort, which may call malloc: before the stop, not during. */
 	err = encode_next(&next);
 	if (err) {
 		/* -EDEADLK: a call given back would cost something (encode.c); never expected. */
 		dacce_rt_log(false, "epoch not encoded: %s", strerror(-err));
+		give_back_again();
 		return err;
 	}
 	if (!encoding_helps(next)) {
+		give_back_again();
 		dacce_dict_free(next);
 		return 0;
 	}
@@ -861,6 +941,7 @@ static int reencode(void)
 			dacce_rt_log(false, "epoch %llu put off: thread %d at %#lx: %s",
 				     (unsigned long long)next->epoch, (int)ep.put_off.tid,
 				     (unsigned long)ep.put_off.pc, ep.put_off.why);
+		give_back_again();
 		/* The next attempt leaves that tail edge free: it need not wait for the frame. */
 		if (ep.put_off.keep_free != DACCE_NONE &&
 		    dacce_hashmap_put(&ep.keep_free, ep.put_off.keep_free, 1) != 0) {
@@ -870,6 +951,12 @@ static int reencode(void)
 		dacce_dict_free(next);
 		return err;
 	}
+	if (ep.taking_back != DACCE_NONE) {
+		rt.n_taken_back++;
+		dacce_rt_log(false, "epoch %llu takes back the call given back through edge %u",
+			     (unsigned long long)epoch, ep.taking_back);
+	}
+	ep.taking_back = DACCE_NONE;
 	ep.epochs++;
 	ep.installed_ns = now_ns();
 	ep.last_pause_ns = pause;
@@ -1032,6 +1119,7 @@ int dacce_epoch_start(void)
 	ep.new_edges = (uint32_t)env_long("DACCE_EPOCH_NEW_EDGES", DEFAULT_NEW_EDGES);
 	ep.backoff_ms = ep.interval_ms;
 	ep.started_ns = ep.installed_ns = now_ns();
+	ep.taking_back = DACCE_NONE;
 	if (ep.off)
 		return 0;
 	dacce_control_configure();

@@ -1674,7 +1674,9 @@ static bool may_call_natively(const struct rt_site *site);
 /*
  * A direct call that may yet get the program's own call back
  * (restore_native_calls): encoded at 0, into a function no other call holds
- * the free place of for good.  Its calls are counted until then, and it is
+ * the free place of for good.  Calls into a function some tail call enters
+ * are counted too: the stop weighs them against the tail calls
+ * (rt_tail_calls_cold).  Its calls are counted until then, and it is
  * given back only once it has made GIVE_BACK_CALLS of them: lua5.4's sort
  * comparator called lua_pushvalue a million times a second through an edge
  * that cost an add for the whole run, because a call made a few times before
@@ -1692,8 +1694,7 @@ static bool may_be_given_back(const struct dacce_edge *e, const struct dacce_rt_
 	       e->site < rt.graph->n_sites && e->site < rt.cap_sites &&
 	       rt.sites[e->site].edge == (uint32_t)(e - rt.graph->edges) &&
 	       may_call_natively(&rt.sites[e->site]) &&
-	       dacce_hashmap_get(&rt.kept_free_into, e->callee, &kept) != 0 &&
-	       dacce_hashmap_get(&rt.tail_called, e->callee, &kept) != 0;
+	       dacce_hashmap_get(&rt.kept_free_into, e->callee, &kept) != 0;
 }
 
 /*
@@ -2765,6 +2766,91 @@ static bool site_reaches(const struct rt_site *site, uint32_t callee)
 	return m && !m->closed && n->module == m->graph_module && n->offset == to - m->info->bias;
 }
 
+uint64_t rt_edge_calls_seen(uint32_t e)
+{
+	uint64_t hits = e < RT_MAX_COUNTED_EDGES && rt.edge_hits ? rt.edge_hits[e] : 0;
+
+	return hits > rt.graph->edges[e].freq ? hits : rt.graph->edges[e].freq;
+}
+
+/* Per node, the calls of the busiest tail call into it (0 where none enters), or NULL. */
+static uint64_t *tail_calls_into(void)
+{
+	uint64_t *busiest = calloc(rt.graph->n_nodes ? rt.graph->n_nodes : 1, sizeof(*busiest));
+
+	if (!busiest)
+		return NULL;
+	for (uint32_t e = 0; e < rt.graph->n_edges; e++) {
+		const struct dacce_edge *edge = &rt.graph->edges[e];
+		uint64_t calls;
+
+		if (!dacce_site_kind_is_tail(edge->kind) || edge->callee >= rt.graph->n_nodes)
+			continue;
+		/* A tail call never counted still counts as one: it exists. */
+		calls = rt_edge_calls_seen(e);
+		calls = calls ? calls : 1;
+		if (calls > busiest[edge->callee])
+			busiest[edge->callee] = calls;
+	}
+	return busiest;
+}
+
+bool rt_tail_calls_cold(uint64_t **tail_calls, uint32_t node, uint64_t calls)
+{
+	uint32_t tail_edge;
+
+	if (dacce_hashmap_get(&rt.tail_called, node, &tail_edge) != 0)
+		return true;
+	if (!*tail_calls)
+		*tail_calls = tail_calls_into();
+	return *tail_calls && node < rt.graph->n_nodes &&
+	       (*tail_calls)[node] <= calls / TAIL_COLD_RATIO;
+}
+
+uint32_t rt_given_back_into(uint32_t node)
+{
+	uint32_t edge;
+
+	return dacce_hashmap_get(&rt.kept_free_into, node, &edge) == 0 ? edge : DACCE_NONE;
+}
+
+/* The site of a given-back call's edge, or NULL. */
+static struct rt_site *given_back_site(uint32_t edge)
+{
+	uint32_t i = edge < rt.graph->n_edges ? rt.graph->edges[edge].site : UINT32_MAX;
+	struct rt_site *site = i < rt.graph->n_sites && i < rt.cap_sites ? &rt.sites[i] : NULL;
+
+	return site && site->edge == edge ? site : NULL;
+}
+
+int rt_take_back_call(uint32_t edge)
+{
+	struct rt_site *site = given_back_site(edge);
+	int err;
+
+	if (!site || !site->native || rt_given_back_into(rt.graph->edges[edge].callee) != edge)
+		return -ENOENT;
+	err = dacce_hashmap_remove(&rt.kept_free_into, rt.graph->edges[edge].callee);
+	if (!err)
+		err = dacce_graph_unkeep_free_edge(rt.graph, edge);
+	if (err)
+		return err;
+	site->native = false; /* the next epoch's plan points it at code of the runtime's */
+	return 0;
+}
+
+void rt_give_back_again(uint32_t edge)
+{
+	struct rt_site *site = given_back_site(edge);
+
+	if (!site || site->native)
+		return;
+	/* The put back cannot fail for want of memory: the entry was removed, the slot is there. */
+	(void)dacce_hashmap_put(&rt.kept_free_into, rt.graph->edges[edge].callee, edge);
+	(void)dacce_graph_keep_free_edge(rt.graph, edge);
+	site->native = true;
+}
+
 /* Counted GIVE_BACK_CALLS times while encoded (take_frequencies in epoch.c). */
 static bool edge_proven_hot(uint32_t e)
 {
@@ -2786,7 +2872,7 @@ static bool edge_proven_hot(uint32_t e)
 static int restore_native_calls(struct dacce_patch_runs *writes)
 {
 	const struct dacce_dict *d = rt.dict;
-	uint32_t tail_edge;
+	uint64_t *tail_calls = NULL;
 	int err = 0;
 
 	if (!rt.native_calls)
@@ -2797,16 +2883,18 @@ static int restore_native_calls(struct dacce_patch_runs *writes)
 		struct rt_site *site = i < rt.graph->n_sites && i < rt.cap_sites ? &rt.sites[i] : NULL;
 
 		/*
-		 * Not into a function some tail call enters: a hot tail call is
-		 * worth the free place more (epoch.c, hot_tail_edge), and a kept
-		 * call edge would hold it for good.
+		 * Into a function some tail call enters, only when those are cold
+		 * beside it: a hot tail call is worth the free place more (epoch.c,
+		 * hot_tail_edge), which takes the call back then.
 		 */
 		if (!site || site->edge != e || !may_call_natively(site) ||
 		    site->op.kind != DACCE_RT_OP_NONE || e >= d->n_edges ||
 		    d->edge_class[e] != DACCE_EDGE_ENCODED || d->en[e] != 0 ||
 		    (rt.graph->edges[e].flags & (DACCE_EDGE_PINNED | DACCE_EDGE_LEAF)) ||
-		    dacce_hashmap_get(&rt.tail_called, rt.graph->edges[e].callee, &tail_edge) == 0 ||
-		    !edge_proven_hot(e) || !site_reaches(site, rt.graph->edges[e].callee))
+		    !edge_proven_hot(e) ||
+		    !rt_tail_calls_cold(&tail_calls, rt.graph->edges[e].callee,
+					rt.edge_counts[e].encoded) ||
+		    !site_reaches(site, rt.graph->edges[e].callee))
 			continue;
 		err = dacce_graph_keep_free_edge(rt.graph, e);
 		if (!err)
@@ -2819,6 +2907,7 @@ static int restore_native_calls(struct dacce_patch_runs *writes)
 			rt.n_native_calls++;
 		}
 	}
+	free(tail_calls);
 	return err;
 }
 
@@ -3713,7 +3802,7 @@ __attribute__((destructor)) static void log_summary(void)
 	dacce_epoch_summary(epochs, sizeof(epochs));
 	dacce_rt_log(false,
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges "
-		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu switch jumps left alone, %llu direct calls given back, %llu of %zu watched entries "
+		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu switch jumps left alone, %llu direct calls given back (%llu taken back), %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
 		     "code cache %zu regions, %llu code entries told to a tracer, %s",
 		     (int)getpid(), (unsigned long long)rt.n_decoded,
@@ -3722,7 +3811,8 @@ __attribute__((destructor)) static void log_summary(void)
 		     leaf_edges, (unsigned long long)rt.n_trampolines, (unsigned long long)rt.n_first_calls,
 		     (unsigned long long)rt.n_dispatch_misses, (unsigned long long)rt.n_traps, (unsigned long long)rt.n_hops,
 		     (unsigned long long)rt.n_reorders, (unsigned long long)rt.n_jump_tables,
-		     (unsigned long long)rt.n_native_calls, (unsigned long long)rt.n_entry_traps, entries_armed(),
+		     (unsigned long long)rt.n_native_calls,
+		     (unsigned long long)rt.n_taken_back, (unsigned long long)rt.n_entry_traps, entries_armed(),
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
 		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
 	dacce_scan_cache_counts(&scans_found, &scans_made, &tables_found);

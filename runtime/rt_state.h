@@ -197,7 +197,8 @@ struct rt_state {
 	uint64_t n_dispatch_misses; /* new targets met by calls' dispatch code (slow path) */
 	uint64_t n_prebuilt_used;   /* trampolines an epoch took ready-made (prebuilt.h) */
 	uint64_t n_reorders;	    /* dispatch code rebuilt with hot targets first */
-	uint64_t n_native_calls;    /* sites given their own call back (rt_restore_native_calls) */
+	uint64_t n_native_calls;    /* calls given their own call back (rt_restore_native_calls) */
+	uint64_t n_taken_back;	    /* of them, calls taken back for a hotter tail call (epoch.c) */
 	uint64_t n_jump_tables;	    /* switch jumps left alone: their tables stay in the function */
 	uint64_t n_entry_traps; /* entries of functions first reached from code we leave alone */
 	uint64_t n_unwinds, n_frames_shown; /* walks of exceptions.c, and the slots they showed */
@@ -250,6 +251,33 @@ void rt_prebuilt_drop(void);
  * otherwise hold its callee's free place for good.
  */
 #define GIVE_BACK_CALLS 1000
+/*
+ * A free direct call into a function some tail call enters is given back
+ * only when it made this many times the calls of the busiest such tail call
+ * (rt_tail_calls_cold).  Should a tail call get hot later (hot_tail_edge in
+ * epoch.c), the call is taken back (rt_take_back_call).
+ */
+#define TAIL_COLD_RATIO 16
+/* An edge's counted calls so far: pushes while it was pushed, calls while counted otherwise. */
+uint64_t rt_edge_calls_seen(uint32_t e);
+/*
+ * Whether a free direct call of calls calls into node may be given back
+ * whatever tail calls enter node: none does, or all are cold beside it.
+ * *tail_calls holds, per node, the calls of the busiest tail call into it,
+ * counted at the first need (NULL before; the caller frees it): most calls
+ * meet no tail call.  Without memory for it, not cold.  rt.lock held.
+ */
+bool rt_tail_calls_cold(uint64_t **tail_calls, uint32_t node, uint64_t calls);
+/* The call given back into node (restore_native_calls in rt.c), or DACCE_NONE. */
+uint32_t rt_given_back_into(uint32_t node);
+/*
+ * Takes a given-back call back before an encoding: its edge is no longer
+ * kept free and its site gets code of the runtime's at the next epoch.  The
+ * stop must find no live frame the native call entered (epoch.c); if the
+ * epoch is not installed, rt_give_back_again undoes it.  rt.lock held.
+ */
+int rt_take_back_call(uint32_t edge);
+void rt_give_back_again(uint32_t edge);
 /* Puts the hot targets of dispatch code first (policy thread, rt.lock held). */
 void rt_reorder_dispatch(void);
 int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintptr_t to, void *ctx),

@@ -84,6 +84,32 @@ START_TEST(test_bad_arguments_are_refused)
 }
 END_TEST
 
+/* An edge kept free for good can be taken back (a call the runtime takes back), and kept again. */
+START_TEST(test_kept_edge_taken_back)
+{
+	struct dacce_graph *g = dacce_graph_new();
+	uint32_t m, a, b, site, edge;
+
+	ck_assert_int_eq(dacce_graph_add_module(g, build_id, sizeof(build_id), &m), 0);
+	ck_assert_int_eq(dacce_graph_add_node(g, m, 0x10, &a), 0);
+	ck_assert_int_eq(dacce_graph_add_node(g, m, 0x20, &b), 0);
+	ck_assert_int_eq(dacce_graph_add_site(g, a, m, 0x14, DACCE_SITE_DIRECT, &site), 0);
+	ck_assert_int_eq(dacce_graph_add_edge(g, site, b, &edge), 0);
+	ck_assert_int_eq(dacce_graph_leaf_edge(g, edge), 0);
+	ck_assert_int_eq(dacce_graph_keep_free_edge(g, edge), 0);
+	ck_assert(g->edges[edge].flags & DACCE_EDGE_KEEP_FREE);
+	ck_assert_int_eq(dacce_graph_unkeep_free_edge(g, edge), 0);
+	ck_assert(!(g->edges[edge].flags & DACCE_EDGE_KEEP_FREE));
+	/* Only that mark goes. */
+	ck_assert(g->edges[edge].flags & DACCE_EDGE_LEAF);
+	ck_assert_int_eq(dacce_graph_keep_free_edge(g, edge), 0);
+	ck_assert(g->edges[edge].flags & DACCE_EDGE_KEEP_FREE);
+	ck_assert_int_eq(dacce_graph_unkeep_free_edge(g, edge + 1), -EINVAL);
+	ck_assert_int_eq(dacce_graph_unkeep_free_edge(NULL, edge), -EINVAL);
+	dacce_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_many_insertions)
 {
 	struct dacce_graph *g = dacce_graph_new();
@@ -128,6 +154,7 @@ static Suite *graph_suite(void)
 	tcase_add_test(tc, test_new_graph_has_root_and_root_sites);
 	tcase_add_test(tc, test_insertion_is_idempotent);
 	tcase_add_test(tc, test_bad_arguments_are_refused);
+	tcase_add_test(tc, test_kept_edge_taken_back);
 	tcase_add_test(tc, test_many_insertions);
 	tcase_add_test(tc, test_site_kind_predicates);
 	suite_add_tcase(s, tc);

@@ -225,7 +225,7 @@ struct stats {
 	/* Coverage: proof that every mechanism was exercised. */
 	uint64_t tail_calls, nested_roots, threads, chain_checks, dispatch_hits;
 	uint64_t demoted_edges, back_edges, compressed_pushes, caught_programs;
-	uint64_t leaf_calls, leaf_checks, kept_edges, native_calls;
+	uint64_t leaf_calls, leaf_checks, kept_edges, native_calls, taken_back;
 	uint32_t max_depth, max_cc_depth;
 };
 
@@ -521,10 +521,48 @@ static void keep_free_edges(struct sim *s)
 	}
 }
 
+/* Whether a live thread has a real frame entered through edge as the program's own call. */
+static bool native_frame_lives(const struct sim *s, uint32_t edge)
+{
+	for (uint32_t i = 0; i < s->n_threads; i++) {
+		const struct thread *t = &s->threads[i];
+
+		for (uint32_t k = 0; t->alive && k < t->n_r; k++)
+			if (t->r[k].kind == RF_NATIVE && t->r[k].edge == edge)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * What the runtime does before an encoding for a hotter tail call (epoch.c,
+ * take_back_for_tail): an edge free for good is taken back when no live
+ * frame entered through it as the program's own call (the runtime finds
+ * none in the decoded contexts; here, the true frames say it), and the
+ * encoding may then give it an operation.  Returns how many, in *taken.
+ */
+static uint32_t take_back_edges(struct sim *s, uint32_t **taken)
+{
+	uint32_t n = 0;
+
+	*taken = NULL;
+	for (uint32_t e = 0; e < s->graph->n_edges; e++) {
+		if (!(s->graph->edges[e].flags & DACCE_EDGE_KEEP_FREE) || !chance(0.3) ||
+		    native_frame_lives(s, e))
+			continue;
+		if (dacce_graph_unkeep_free_edge(s->graph, e))
+			die_errno("take edge back", -EINVAL);
+		*taken = xrealloc(*taken, sizeof(**taken) * (n + 1));
+		(*taken)[n++] = e;
+	}
+	return n;
+}
+
 /*
  * Translates every live thread into the new epoch, or none: a thread in a
  * frame that would need a tail record it does not hold puts the epoch off
- * (-EAGAIN), as the runtime does, and the new dictionary is dropped.
+ * (-EAGAIN), as the runtime does, and the new dictionary is dropped (and
+ * edges taken back for it are free for good again).
  */
 static void reencode(struct sim *s)
 {
@@ -532,8 +570,11 @@ static void reencode(struct sim *s)
 	struct dacce_state *next = xcalloc(s->n_threads ? s->n_threads : 1, sizeof(*next));
 	int *result = xcalloc(s->n_threads ? s->n_threads : 1, sizeof(*result));
 	bool put_off = false;
+	uint32_t *taken = NULL, n_taken = 0;
 	int err;
 
+	if (s->keep_free && chance(0.5))
+		n_taken = take_back_edges(s, &taken);
 	encode_epoch(s);
 	for (uint32_t i = 0; i < s->n_threads && !put_off; i++) {
 		struct thread *t = &s->threads[i];
@@ -552,7 +593,11 @@ static void reencode(struct sim *s)
 		dacce_dict_free((struct dacce_dict *)current_dict(s));
 		s->n_dicts--;
 		s->stats->put_off++;
+		for (uint32_t i = 0; i < n_taken; i++)
+			if (dacce_graph_keep_free_edge(s->graph, taken[i]))
+				die_errno("keep edge free again", -EINVAL);
 	} else {
+		s->stats->taken_back += n_taken;
 		s->stats->reencodings++;
 		if (s->keep_free)
 			keep_free_edges(s);
@@ -572,6 +617,7 @@ static void reencode(struct sim *s)
 	}
 	free(next);
 	free(result);
+	free(taken);
 }
 
 /* ------------------------------------------------------------------ execution */
@@ -898,7 +944,7 @@ int main(int argc, char **argv)
 	printf("simulate: coverage: tail=%llu nested=%llu threads=%llu chain-checks=%llu "
 	       "dispatch-hits=%llu demoted=%llu back=%llu compressed=%llu max-depth=%u "
 	       "max-ccstack=%u programs-with-mismatch=%llu checks=%llu leaf-calls=%llu "
-	       "leaf-checks=%llu kept-free=%llu native-calls=%llu\n",
+	       "leaf-checks=%llu kept-free=%llu native-calls=%llu taken-back=%llu\n",
 	       (unsigned long long)stats.tail_calls, (unsigned long long)stats.nested_roots,
 	       (unsigned long long)stats.threads, (unsigned long long)stats.chain_checks,
 	       (unsigned long long)stats.dispatch_hits, (unsigned long long)stats.demoted_edges,
@@ -906,7 +952,7 @@ int main(int argc, char **argv)
 	       stats.max_depth, stats.max_cc_depth, (unsigned long long)stats.caught_programs,
 	       (unsigned long long)stats.checks, (unsigned long long)stats.leaf_calls,
 	       (unsigned long long)stats.leaf_checks, (unsigned long long)stats.kept_edges,
-	       (unsigned long long)stats.native_calls);
+	       (unsigned long long)stats.native_calls, (unsigned long long)stats.taken_back);
 	if (expect_mismatch) {
 		printf("simulate: mutation check %s: wrong encodings caught in %llu of %llu programs\n",
 		       stats.mismatches ? "passed" : "FAILED",

@@ -12,7 +12,10 @@
 # hot tail call and hotback.c's hot back edge must get an epoch of their own (warmtail.c's tail
 # call, past the counts but too rarely made to pay for a stop, must not), hotcall.c's hot direct
 # call must get the program's own call back, and so must manycalls.c's calls hot only
-# together and pltcall.c's calls through the PLT, tailstall.c's long frame must not put
+# together, pltcall.c's calls through the PLT and tailcold.c's call into a function a rare
+# tail call enters (not the one a busy tail call enters), hottail.c's given-back call must be
+# taken back for its hot tail call but takeback.c's not while a frame it entered lives,
+# tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
 # tailcalls.c built without unwind tables must be instrumented, and a program's fatal
 # undefined instruction must read as natively unless it is on the runtime's trap byte.
@@ -181,6 +184,32 @@ expect_verdict hotcall "hotcall: via_early's call instrumented, via_hot's call n
 # library to its own exported function: each must get its own call back, as a direct call does.
 expect_verdict pltcall "pltcall: program's call native, library's call native" \
 	"hot free calls through the PLT got their own calls back"
+# tailcold.c's hot free direct calls into functions tail calls enter too: the one whose tail
+# call is rare must get its own call back, the one whose tail call is busy must not.
+expect_verdict tailcold "tailcold: cold_target's call native, warm_target's call instrumented" \
+	"a hot call got its own call back beside a rare tail call, not beside a busy one"
+# hottail.c's call, given back while its callee's tail call was cold, must be taken back
+# when the tail call gets hot (the epoch itself is checked above).
+if log=$(log_of hottail); then
+	if printf '%s\n' "$log" | grep -q "^dacce: epoch [0-9]* takes back the call given back"; then
+		pass "a call given back was taken back for a hotter tail call"
+	else
+		fail "hottail.c: $(printf '%s\n' "$log" | grep 'epoch' | tr '\n' ' ')"
+	fi
+else
+	missing hottail
+fi
+# takeback.c's call given back, wanted back while another thread holds a frame it entered: the
+# epoch must be put off while the frame lives (the probes check the contexts).
+if log=$(log_of takeback); then
+	if printf '%s\n' "$log" | grep -q "put off: .*a frame entered by a call given back lives"; then
+		pass "no call taken back while a frame it entered lives"
+	else
+		fail "takeback.c: $(printf '%s\n' "$log" | grep 'epoch' | tr '\n' ' ')"
+	fi
+else
+	missing takeback
+fi
 # manycalls.c's 512 free direct calls, each too rarely made to pay for a stop alone, together
 # hot: the epoch that gives them their own call back must come.
 if [ -x "$build/programs/manycalls-O2" ]; then
