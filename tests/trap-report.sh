@@ -124,17 +124,19 @@ else
 	missing reorder
 fi
 
-# epoch_for NAME WHAT: NAME-O2's run must install an epoch "for a WHAT".
-epoch_for() {
+# expect_log NAME PATTERN WHAT: NAME-O2's DACCE_LOG must have a line matching PATTERN.
+expect_log() {
 	local log
 	if ! log=$(log_of "$1"); then
 		missing "$1"
-	elif printf '%s\n' "$log" | grep -q "^dacce: epoch [0-9]* installed for a $2"; then
-		pass "an epoch for a $2"
+	elif printf '%s\n' "$log" | grep -q "$2"; then
+		pass "$3"
 	else
-		fail "no epoch for $1.c's $2"
+		fail "$1.c: $(printf '%s\n' "$log" | grep 'epoch' | tr '\n' ' ')"
 	fi
 }
+# epoch_for NAME WHAT: NAME-O2's run must install an epoch "for a WHAT".
+epoch_for() { expect_log "$1" "^dacce: epoch [0-9]* installed for a $2" "an epoch for a $2"; }
 # hottail.c's tail call that gets hot after its callee's free in-edge was chosen: the policy
 # must re-encode to make it free.
 epoch_for hottail "hot tail call"
@@ -190,26 +192,12 @@ expect_verdict tailcold "tailcold: cold_target's call native, warm_target's call
 	"a hot call got its own call back beside a rare tail call, not beside a busy one"
 # hottail.c's call, given back while its callee's tail call was cold, must be taken back
 # when the tail call gets hot (the epoch itself is checked above).
-if log=$(log_of hottail); then
-	if printf '%s\n' "$log" | grep -q "^dacce: epoch [0-9]* takes back the call given back"; then
-		pass "a call given back was taken back for a hotter tail call"
-	else
-		fail "hottail.c: $(printf '%s\n' "$log" | grep 'epoch' | tr '\n' ' ')"
-	fi
-else
-	missing hottail
-fi
+expect_log hottail "^dacce: epoch [0-9]* takes back the call given back" \
+	"a call given back was taken back for a hotter tail call"
 # takeback.c's call given back, wanted back while another thread holds a frame it entered: the
 # epoch must be put off while the frame lives (the probes check the contexts).
-if log=$(log_of takeback); then
-	if printf '%s\n' "$log" | grep -q "put off: .*a frame entered by a call given back lives"; then
-		pass "no call taken back while a frame it entered lives"
-	else
-		fail "takeback.c: $(printf '%s\n' "$log" | grep 'epoch' | tr '\n' ' ')"
-	fi
-else
-	missing takeback
-fi
+expect_log takeback "put off: .*a frame entered by a call given back lives" \
+	"no call taken back while a frame it entered lives"
 # manycalls.c's 512 free direct calls, each too rarely made to pay for a stop alone, together
 # hot: the epoch that gives them their own call back must come.
 if [ -x "$build/programs/manycalls-O2" ]; then

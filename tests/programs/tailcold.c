@@ -23,21 +23,24 @@
 static volatile int sink;
 static void *direct_returns_to[2]; /* the last return address of each target's direct call */
 
-NOINLINE static int cold_target(int x, int direct)
+/* Where a target's direct call returns to (slot 0: cold, 1: warm); a negative x probes. */
+NOINLINE static void note(int slot, int direct, void *returns_to, int x, const char *where)
 {
 	if (direct)
-		direct_returns_to[0] = __builtin_return_address(0);
+		direct_returns_to[slot] = returns_to;
 	if (x < 0)
-		probe("cold_target");
+		probe(where);
+}
+
+NOINLINE static int cold_target(int x, int direct)
+{
+	note(0, direct, __builtin_return_address(0), x, "cold_target");
 	return x + 1 + sink;
 }
 
 NOINLINE static int warm_target(int x, int direct)
 {
-	if (direct)
-		direct_returns_to[1] = __builtin_return_address(0);
-	if (x < 0)
-		probe("warm_target");
+	note(1, direct, __builtin_return_address(0), x, "warm_target");
 	return x + 2 + sink;
 }
 
