@@ -61,6 +61,7 @@
 #include "scan.h"
 #include "scan_cache.h"
 #include "signals.h"
+#include "stop.h"
 #include "tail.h"
 #include "thread_registry.h"
 #include "thread_stacks.h"
@@ -146,7 +147,13 @@ static int release_lock(void)
 	dacce_patch_batch_end();
 	dacce_entry_notes_flush();
 	__atomic_store_n(&rt.holder, NULL, __ATOMIC_RELAXED);
-	dacce_lock_release(&rt.lock);
+	/*
+	 * The policy thread works in short holds: a program thread it woke goes
+	 * first.  Not while the world stops: a parked thread takes nothing.
+	 */
+	if (dacce_lock_release(&rt.lock) && dacce_thread_self()->runtime_own &&
+	    !dacce_world_stopping())
+		dacce_lock_let_in(&rt.lock);
 	return state;
 }
 
@@ -2677,8 +2684,15 @@ int rt_prebuild_code(const struct dacce_dict *next)
 			rt_unlock(&saved);
 			break;
 		}
+		/*
+		 * A program thread waiting (for a first call) ends the hold early;
+		 * one site at least each time, so threads that always wait do not
+		 * keep the epoch from being built.
+		 */
 		for (uint32_t n = 0; n < PREBUILD_SITES && index < rt.graph->n_sites &&
-				     index < rt.cap_sites && !err; n++)
+				     index < rt.cap_sites && !err &&
+				     (n == 0 || !dacce_lock_waited_for(&rt.lock));
+		     n++)
 			err = prebuild_site(next, index++);
 		more = index < rt.graph->n_sites && index < rt.cap_sites;
 		rt_unlock(&saved);
