@@ -3818,7 +3818,7 @@ __attribute__((destructor)) static void log_summary(void)
 		     "pid %d: %llu functions decoded, %llu sites patched, %llu trapped, %llu edges "
 		     "(%llu leaf calls), %llu trampolines, %llu first calls, %llu new targets of dispatched calls, %llu traps taken, %llu hops, %llu dispatch reorderings, %llu switch jumps left alone, %llu direct calls given back (%llu taken back), %llu of %zu watched entries "
 		     "reached from outside, %llu unwindings through %llu patched frames, "
-		     "code cache %zu regions, %llu code entries told to a tracer, %s",
+		     "code cache %zu regions, %llu code entries told to a tracer",
 		     (int)getpid(), (unsigned long long)rt.n_decoded,
 		     (unsigned long long)rt.n_patched,
 		     (unsigned long long)rt.n_trapped, (unsigned long long)rt.graph->n_edges,
@@ -3828,7 +3828,9 @@ __attribute__((destructor)) static void log_summary(void)
 		     (unsigned long long)rt.n_native_calls,
 		     (unsigned long long)rt.n_taken_back, (unsigned long long)rt.n_entry_traps, entries_armed(),
 		     (unsigned long long)rt.n_unwinds, (unsigned long long)rt.n_frames_shown,
-		     rt.cache.n, (unsigned long long)dacce_entry_notes_count(), epochs);
+		     rt.cache.n, (unsigned long long)dacce_entry_notes_count());
+	/* A line of its own: the one above fills dacce_rt_log's line. */
+	dacce_rt_log(false, "pid %d: %s", (int)getpid(), epochs);
 	dacce_scan_cache_counts(&scans_found, &scans_made, &tables_found);
 	if (scans_found || scans_made)
 		dacce_rt_log(false, "pid %d: %lu scans read from the cache, %lu made; %lu function tables read from it",

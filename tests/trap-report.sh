@@ -18,7 +18,8 @@
 # tailstall.c's long frame must not put
 # epochs off for as long as it lives, and switches.c's switch jumps must be left alone, and
 # tailcalls.c built without unwind tables must be instrumented, and a program's fatal
-# undefined instruction must read as natively unless it is on the runtime's trap byte.
+# undefined instruction must read as natively unless it is on the runtime's trap byte, and an
+# idle program's edges must not be looked at every interval.
 # Ends with "trapreport: N passed, M failed".
 #
 # usage: tests/trap-report.sh BUILD_DIR LIBDACCE   (BUILD_DIR/programs/hops-O2 from run-programs.sh)
@@ -277,6 +278,25 @@ if [ "$got" = "132 132 1 132 1" ]; then
 	pass "an undefined instruction on the trap byte is told"
 else
 	fail "the trap byte (native, runtime, lines, DACCE_LOG, lines): $got"
+fi
+# An idle program (a server between requests) must cost the policy thread next to nothing: it
+# looks at every edge only after a new edge or an interval's worth of the program's CPU time
+# (runtime/epoch.c, worth_a_look).  Looking every 20 ms made about 75 looks in this program's
+# 1.5 s asleep.
+idle=$build/trapreport-idle
+if printf '%s\n' '#include <time.h>' \
+	'static int __attribute__((noinline)) next(int x) { return x + 1; }' \
+	'int main(void) { struct timespec t = { 1, 500000000 }; int v = next(1); nanosleep(&t, 0); return next(v) - 3; }' |
+	${CC:-gcc} -O2 -x c - -o "$idle"; then
+	log=$(DACCE_LOG=1 LD_PRELOAD="$lib" "$idle" 2>&1 >/dev/null)
+	looks=$(count_of "$log" "policy checks")
+	if [ -n "$looks" ] && [ "$looks" -le 10 ]; then
+		pass "an idle program: $looks looks at its edges in 1.5 s"
+	else
+		fail "an idle program: ${looks:-no count of} policy checks in 1.5 s (10 at most)"
+	fi
+else
+	fail "the idle program does not build"
 fi
 echo "trapreport: $passed passed, $failed failed"
 [ $failed -eq 0 ]
