@@ -1010,7 +1010,8 @@ static bool worth_a_look(void)
 {
 	long cpu = program_cpu_ns();
 
-	if (rt.graph->n_edges == ep.edges_at_check &&
+	/* A clock that went back (a fork child's, which starts again) counts as run. */
+	if (rt.graph->n_edges == ep.edges_at_check && cpu >= ep.program_cpu_at_check &&
 	    cpu - ep.program_cpu_at_check < ep.interval_ms * 1000000L)
 		return false;
 	ep.edges_at_check = rt.graph->n_edges;
@@ -1185,6 +1186,7 @@ void dacce_epoch_new_edge(void)
 void dacce_epoch_after_fork(void)
 {
 	dacce_control_forget();
+	ep.program_cpu_at_check = 0; /* the child's CPU clock starts again */
 	/* The policy thread did not come along; the child gets its own. */
 	if (ep.running && start_policy_thread())
 		dacce_rt_log(true, "no re-encoding in process %d: cannot start the policy thread",
