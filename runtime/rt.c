@@ -461,6 +461,8 @@ static bool site_is_patchable(const struct dacce_scan_site *s, const uint8_t *by
  */
 #define STUB_JMP 3		     /* where the stub's jmp is */
 #define STUB_SLOW (STUB_JMP + 5)     /* where it jumps until the first call */
+#define STUB_SITE (STUB_SLOW + 5 + 2) /* the site's index: after the spill and movabs's opcode */
+#define STUB_ALIGN 16
 
 static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
 {
@@ -470,26 +472,57 @@ static int make_stub(uint32_t site, uintptr_t near, uintptr_t *stub)
 	uint8_t *write;
 	int err;
 
-	err = dacce_codecache_alloc(&rt.cache, near, near + 16, STUB_LEN, 16, stub, &write);
+	err = dacce_codecache_alloc(&rt.cache, near, near + 16, STUB_LEN, STUB_ALIGN, stub, &write);
 	if (err)
 		return err;
 	x86_init(&b, write, STUB_LEN, *stub);
 	x86_bytes(&b, nop3, sizeof(nop3));
 	x86_bytes(&b, jmp_next, sizeof(jmp_next));
 	x86_spill_r11(&b, DACCE_RT_STUB_R11_SLOT);
+	if (b.len + 2 != STUB_SITE) /* movabs: REX.W+B, B8+r, then the index */
+		return -EINVAL;
 	x86_movabs_r11(&b, site);
 	x86_jmp_abs_indirect(&b, (uintptr_t)dacce_rt_slow_entry);
 	if (b.overflow)
 		return -ENOSPC;
 	name_code("first_call", &b, near);
-	/* A thread stopped on it is still at the site, in its function. */
-	err = note_entry(*stub, site);
-	if (!err)
-		err = note_entry(*stub + STUB_JMP, site);
+	/*
+	 * A thread stopped on it is still at the site, in its function:
+	 * stub_site_at finds the site from the stub's own bytes, not the entry
+	 * map (two inserts per stub cost cc1 3 % of its time: 400,000 stubs,
+	 * nine in ten never entered).  Tracers are told as of other code.
+	 */
+	dacce_entry_note(*stub, rt.graph->sites[site].caller, rt.graph->sites[site].offset);
+	dacce_entry_note(*stub + STUB_JMP, rt.graph->sites[site].caller,
+			 rt.graph->sites[site].offset);
 	/* On the caller's stack (the slow path's own frame is libdacce's). */
-	return err ? err
-		   : dacce_debug_returns_add_range(*stub, *stub + b.len,
-						   near + rt.sites[site].scan.len);
+	return dacce_debug_returns_add_range(*stub, *stub + b.len, near + rt.sites[site].scan.len);
+}
+
+/*
+ * The site whose first-call stub starts at pc, or whose stub's jump is at
+ * pc (where a thread may stop), read from the stub's own movabs and checked
+ * against the site table: code that only looks like a stub (or a stub of a
+ * module unloaded since, whose site was cleared) names no site.
+ */
+static bool stub_site_at(uintptr_t pc, uint32_t *index)
+{
+	const uintptr_t starts[] = { pc, pc - STUB_JMP };
+
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		uintptr_t start = starts[i];
+		uint64_t site;
+
+		if (start % STUB_ALIGN || !dacce_codecache_contains(&rt.cache, start) ||
+		    !dacce_codecache_contains(&rt.cache, start + STUB_SITE + sizeof(site) - 1))
+			continue;
+		memcpy(&site, (const void *)(start + STUB_SITE), sizeof(site));
+		if (site < rt.graph->n_sites && site < rt.cap_sites && rt.sites[site].stub == start) {
+			*index = (uint32_t)site;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Points the jump of a site's stub at dest, in one store; -ERANGE when it cannot reach. */
@@ -3428,8 +3461,9 @@ bool rt_entry_is_current(uintptr_t pc)
 	const struct rt_site *s;
 	uint32_t site;
 
-	if (!dacce_codecache_contains(&rt.cache, pc) ||
-	    dacce_hashmap_get(&rt.entry_site, pc, &site) != 0 || site >= rt.cap_sites)
+	if (!dacce_codecache_contains(&rt.cache, pc) || stub_site_at(pc, &site))
+		return true;
+	if (dacce_hashmap_get(&rt.entry_site, pc, &site) != 0 || site >= rt.cap_sites)
 		return true;
 	s = &rt.sites[site];
 	if (pc == s->tramp || pc == s->dispatch || pc == s->landing ||
@@ -3441,6 +3475,30 @@ bool rt_entry_is_current(uintptr_t pc)
 	return false;
 }
 
+/*
+ * Where a thread at pc in generated code would be natively, when pc is the
+ * entry of a site's first-call stub (or its jump) or of one of the site's
+ * trampolines: at the site, nothing of the call or jump done yet.  0 for
+ * any other pc, whose native place the runtime does not claim to know.
+ */
+static uintptr_t native_pc_at_entry(uintptr_t pc)
+{
+	const struct rt_site *s;
+	uint32_t index;
+
+	if (stub_site_at(pc, &index))
+		return rt.sites[index].scan.addr;
+	if (dacce_hashmap_get(&rt.entry_site, pc, &index) != 0 || index >= rt.cap_sites)
+		return 0;
+	s = &rt.sites[index];
+	if (s->tramp && pc == s->tramp)
+		return s->scan.addr;
+	for (uint32_t i = 0; i < s->n_by_target; i++)
+		if (pc == s->by_target[i].tramp)
+			return s->scan.addr;
+	return 0;
+}
+
 uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 {
 	const struct rt_module *m = rt_module_at(pc);
@@ -3450,7 +3508,8 @@ uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 
 	if (dacce_codecache_contains(&rt.cache, pc)) {
 		/* On the entry of a site's code the thread has not left the site's function yet. */
-		if (dacce_hashmap_get(&rt.entry_site, pc, &site) == 0 && site < rt.graph->n_sites)
+		if ((dacce_hashmap_get(&rt.entry_site, pc, &site) == 0 || stub_site_at(pc, &site)) &&
+		    site < rt.graph->n_sites)
 			return rt.graph->sites[site].caller;
 		return DACCE_NONE;
 	}
@@ -3622,13 +3681,16 @@ static int handler_frames(const struct dacce_dict *dict, const struct dacce_thre
 			continue;
 		for (uint32_t i = 0; i < self->n_handler_pcs; i++) {
 			const struct dacce_handler_pc *h = &self->handler_pcs[i];
+			uintptr_t pc = h->pc;
 
-			if (h->cc_index != at || dacce_codecache_contains(&rt.cache, h->pc))
+			/* In generated code: only where the native place is known (a site's entry). */
+			if (h->cc_index != at || (dacce_codecache_contains(&rt.cache, pc) &&
+						  !(pc = native_pc_at_entry(pc))))
 				continue;
 			if (count < size)
 				buffer[count++] = (void *)h->restorer;
 			if (count < size)
-				buffer[count++] = (void *)h->pc;
+				buffer[count++] = (void *)pc;
 		}
 		break;
 	}

@@ -451,5 +451,107 @@ else
 	fail "setjmp thunks: cannot build the test program"
 fi
 
+# 8. A signal that arrives while a thread is on a site's first-call stub (gdb stops it there
+# with a hardware breakpoint and delivers the signal): dacce_backtrace in the handler shows
+# the frames backtrace() shows natively with the signal delivered at the site itself, the
+# signal trampoline and the interrupted function at the site included.  The runtime finds
+# the site from the stub's own bytes (runtime/rt.c, stub_site_at); before, the handler's
+# frames left out the trampoline and the interrupted function.
+cat >"$work/sigstub.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+static int (*frames_of)(void **, int);
+
+static void on_usr1(int sig)
+{
+	void *frames[64];
+	int n = frames_of(frames, 64); /* one call site for both runs: the same return address */
+
+	(void)sig;
+	for (int i = 0; i < n; i++) {
+		Dl_info info;
+
+		if (!dladdr(frames[i], &info))
+			printf("FRAME ?\n");
+		else if (info.dli_sname)
+			printf("FRAME %s+%#lx\n", info.dli_sname,
+			       (unsigned long)((char *)frames[i] - (char *)info.dli_saddr));
+		else
+			printf("FRAME %s+%#lx\n", basename((char *)info.dli_fname),
+			       (unsigned long)((char *)frames[i] - (char *)info.dli_fbase));
+		if (info.dli_sname && strcmp(info.dli_sname, "main") == 0)
+			break; /* dacce_backtrace ends at main */
+	}
+}
+
+__attribute__((noinline)) int callee(int x) { return x + 1; }
+
+__attribute__((noinline)) int caller(int x)
+{
+	int y = x * 2;
+	return callee(y) * 2;
+}
+
+int main(void)
+{
+	signal(SIGUSR1, on_usr1);
+	frames_of = (int (*)(void **, int))dlsym(RTLD_DEFAULT, "dacce_backtrace");
+	if (!frames_of)
+		frames_of = backtrace;
+	printf("%d\n", caller(1));
+	return 0;
+}
+EOF
+cat >"$work/sigstub.py" <<'EOF'
+import gdb
+gdb.execute("set breakpoint pending on")
+gdb.execute("break caller")
+gdb.execute("run")
+# The call to callee: natively a call; under the runtime (caller was decoded on its
+# entry) a jmp to the site's first-call stub.
+frame = gdb.selected_frame()
+stop_at = None
+for insn in frame.architecture().disassemble(frame.pc(), count=16):
+    words = insn["asm"].split()
+    if words[0] == "call":
+        stop_at = insn["addr"]
+        break
+    if words[0] == "jmp" and len(words) > 1 and words[1].startswith("0x"):
+        stop_at = int(words[1], 16)
+        break
+print("STOP %s" % (hex(stop_at) if stop_at else "none"))
+if stop_at:
+    gdb.execute("thbreak *%d" % stop_at)  # generated code takes no int3 from gdb
+    gdb.execute("continue")
+    print("AT %#x" % gdb.selected_frame().pc())
+    gdb.execute("signal SIGUSR1")
+EOF
+if gcc -O0 -g -rdynamic -o "$work/sigstub" "$work/sigstub.c" -ldl; then
+	gdb_quiet -ex 'set startup-with-shell off' -x "$work/sigstub.py" "$work/sigstub" \
+		>"$work/sigstub.native" 2>&1
+	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+		-x "$work/sigstub.py" "$work/sigstub" >"$work/sigstub.out" 2>&1
+	grep '^FRAME ' "$work/sigstub.native" >"$work/sigstub.frames.native"
+	grep '^FRAME ' "$work/sigstub.out" >"$work/sigstub.frames.dacce"
+	stub_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigstub.out")
+	site_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigstub.native")
+	if [ -n "$stub_at" ] && [ -n "$site_at" ] && [ "$stub_at" != "$site_at" ] &&
+		grep -q '^FRAME caller+' "$work/sigstub.frames.native" &&
+		grep -qx 6 "$work/sigstub.out" &&
+		cmp -s "$work/sigstub.frames.native" "$work/sigstub.frames.dacce"; then
+		pass "a signal on a first-call stub: the handler's frames are the native ones ($(cut -d' ' -f2 "$work/sigstub.frames.native" | tr '\n' ' '))"
+	else
+		fail "signal on a first-call stub (at $stub_at, natively $site_at): native [$(cut -d' ' -f2 "$work/sigstub.frames.native" | tr '\n' ' ')] under the runtime [$(cut -d' ' -f2 "$work/sigstub.frames.dacce" | tr '\n' ' ')]"
+	fi
+else
+	fail "signal on a first-call stub: cannot build the test program"
+fi
+
 echo "gdb: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
