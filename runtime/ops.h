@@ -25,14 +25,14 @@ enum dacce_rt_op_kind {
 	DACCE_RT_OP_PUSH,  /* pushed on the ccStack */
 };
 
-struct dacce_rt_op {
-	enum dacce_rt_op_kind kind;
+struct dacce_rt_op { /* wide fields first: one is kept in every site (rt_state.h) */
 	uint64_t en;
-	uint32_t edge;
-	bool compress;
 	uint64_t reset_id; /* maxID + 1 of the epoch (the code reads it from the TLS block) */
 	uint64_t *hits;	   /* a counter the code bumps (NULL: none), for the policy */
-	bool count;	   /* bump the thread's call and push counts (DACCE_COUNT) */
+	uint32_t edge;
+	enum dacce_rt_op_kind kind;
+	bool compress;
+	bool count; /* bump the thread's call and push counts (DACCE_COUNT) */
 };
 
 /* The operation of edge in dict's epoch (later covers edges found since). */

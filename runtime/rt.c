@@ -607,9 +607,9 @@ static int emit_borrowed(struct x86_buf *b, const struct rt_site *site)
 	if (site->hopped)
 		return 0; /* P was not taken */
 	if (site->borrowed_two &&
-	    (err = emit_moved(b, site->prev2_bytes, s->prev2_len, s->prev2_rip_disp, s->prev2)))
+	    (err = emit_moved(b, site->bytes->prev2, s->prev2_len, s->prev2_rip_disp, s->prev2)))
 		return err;
-	return emit_moved(b, site->prev_bytes, s->prev_len, s->prev_rip_disp, s->prev);
+	return emit_moved(b, site->bytes->prev, s->prev_len, s->prev_rip_disp, s->prev);
 }
 
 /*
@@ -776,7 +776,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 	/* %rsp moves first: a signal in between must not overwrite what is saved below the red zone. */
 	x86_lea_rsp(&b, -JUMP_SAVE);
 	x86_store_r11_at_rsp32(&b, 0);
-	x86_bytes(&b, site->reload, site->reload_len); /* never %rsp-relative: see add_site */
+	x86_bytes(&b, site->bytes->reload, site->bytes->reload_len); /* never %rsp-relative: see add_site */
 	emit_flagless_hits(&b, targets, negated, k);
 	x86_save_flags(&b);
 	x86_cmp_r11_with_rip_slot(&b, lit_lo);
@@ -801,7 +801,7 @@ static int build_jump_dispatch(uint32_t index, const struct branch_tramp *target
 		 * zone and flags are dead from here: the table's lookup may use them.
 		 */
 		x86_spill_r11(&b, DISPATCH_R11_SLOT);
-		x86_bytes(&b, site->reload, site->reload_len);
+		x86_bytes(&b, site->bytes->reload, site->bytes->reload_len);
 		dacce_emit_lookup(&b, site->table, DISPATCH_R11_SLOT, NULL, &trap_at);
 	} else {
 		trap_at = b.addr + b.len;
@@ -851,7 +851,7 @@ static int build_dispatch(uint32_t index, const struct branch_tramp *targets, ui
 			goto cleanup;
 	}
 	x86_spill_r11(&b, DISPATCH_R11_SLOT);
-	x86_bytes(&b, site->reload, site->reload_len);
+	x86_bytes(&b, site->bytes->reload, site->bytes->reload_len);
 	for (uint32_t i = 0; i < n; i++) {
 		x86_cmp_r11_with_rip_slot(&b, literal[i]);
 		hit[i] = x86_jcc_near(&b, X86_JE);
@@ -1026,7 +1026,7 @@ static int borrow(uint32_t index)
 	struct dacce_patch patch;
 	int err;
 
-	memcpy(site->prev_bytes, (const void *)site->scan.prev, site->scan.prev_len);
+	memcpy(site->bytes->prev, (const void *)site->scan.prev, site->scan.prev_len);
 	site->borrowed = true;
 	err = make_landing(site, index);
 	if (!err)
@@ -1161,8 +1161,8 @@ static int borrow_two(uint32_t index)
 
 	if (!two_layout(s, &p, &lo_byte, &hi_byte))
 		return -ENOSPC;
-	memcpy(site->prev2_bytes, (const void *)s->prev2, s->prev2_len);
-	memcpy(site->prev_bytes, (const void *)s->prev, s->prev_len);
+	memcpy(site->bytes->prev2, (const void *)s->prev2, s->prev2_len);
+	memcpy(site->bytes->prev, (const void *)s->prev, s->prev_len);
 	site->borrowed = site->borrowed_two = true;
 	err = landing_for_two(site, s->prev2 + 5 + p, lo_byte, hi_byte);
 	if (!err)
@@ -1294,6 +1294,11 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	site->fn_start = fn->start;
 	site->fn_end = fn->end;
 	site->trapped = !site_is_patchable(s, site->original);
+	if (site->trapped) {
+		site->bytes = calloc(1, sizeof(*site->bytes));
+		if (!site->bytes)
+			return -ENOMEM;
+	}
 	if (site->trapped && (s->kind == DACCE_SITE_INDIRECT || s->kind == DACCE_SITE_TAIL_INDIRECT) &&
 	    s->len >= 2 &&
 	    /* Jump dispatch code loads the target with %rsp moved: no stack operands there. */
@@ -1301,16 +1306,16 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 	      dacce_branch_addresses_stack(site->original, s->len))) {
 		size_t n;
 
-		site->dispatched = dacce_reload_from_call(site->original, s->len, site->reload, &n) == 0;
-		site->reload_len = (uint8_t)n;
+		site->dispatched = dacce_reload_from_call(site->original, s->len, site->bytes->reload, &n) == 0;
+		site->bytes->reload_len = (uint8_t)n;
 		if (!site->dispatched && s->slot) {
 			/* RIP-relative (`jmp *hook(%rip)`): the slot's absolute address, then the target. */
 			struct x86_buf reload;
 
-			x86_init(&reload, site->reload, sizeof(site->reload), 0);
+			x86_init(&reload, site->bytes->reload, sizeof(site->bytes->reload), 0);
 			x86_movabs_r11(&reload, s->slot);
 			x86_load_r11_from_r11(&reload);
-			site->reload_len = (uint8_t)reload.len;
+			site->bytes->reload_len = (uint8_t)reload.len;
 			site->dispatched = !reload.overflow;
 		}
 	}
@@ -1319,9 +1324,9 @@ static int add_site(const struct dacce_scan_site *s, const struct dacce_func *fn
 		/* `jmp rel8` to another function: dispatched on its one target, reached by a hop. */
 		struct x86_buf reload;
 
-		x86_init(&reload, site->reload, sizeof(site->reload), 0);
+		x86_init(&reload, site->bytes->reload, sizeof(site->bytes->reload), 0);
 		x86_movabs_r11(&reload, s->target);
-		site->reload_len = (uint8_t)reload.len;
+		site->bytes->reload_len = (uint8_t)reload.len;
 		site->dispatched = !reload.overflow;
 	}
 	/* A short jump followed by padding has room for a jmp rel32 all the same (scan.h). */
@@ -4303,6 +4308,7 @@ static int close_module(struct rt_module *m)
 			continue;
 		if (site->scan.addr >= start && site->scan.addr < end) {
 			free(site->by_target);
+			free(site->bytes);
 			memset(site, 0, sizeof(*site));
 		} else {
 			err = forget_targets(i, start, end);

@@ -42,11 +42,31 @@ struct branch_tramp {
 	struct dacce_rt_op op; /* what its code does */
 };
 
-struct rt_site {
+/* What a trapped site's dispatch code runs in its place. */
+struct rt_site_bytes {
+	uint8_t prev2[16]; /* borrowed_two: P0 */
+	uint8_t prev[16];  /* borrowed: P (P1 when borrowed_two) */
+	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
+	uint8_t reload_len;
+};
+
+struct rt_site { /* wide fields first, bytes last: the site table is most of the runtime's memory */
 	struct dacce_scan_site scan;
 	uint8_t original[16];
 	uintptr_t fn_start, fn_end;
 	uint64_t traps; /* taken at its int3 (trap_report.c) */
+	uintptr_t landing, landing_slot; /* borrowed: see borrowed below */
+	uintptr_t stub;		/* patched site: its first-call stub (rt.c, make_stub) */
+	uintptr_t tramp;	/* patched site: its trampoline once called */
+	uintptr_t tramp_after;	/* ... and where its callee returns */
+	struct dacce_rt_op op;	/* ... and what the trampoline does */
+	uintptr_t dispatch;	/* dispatched site: entry of its dispatch code */
+	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
+	struct dacce_lookup_entry *table; /* dispatched site past its compared targets */
+	uint32_t edge;		/* patched site: its edge */
+	uint32_t n_by_target, cap_by_target;
+	struct rt_site_bytes *bytes; /* trapped sites only (most sites are calls never trapped) */
+	uint8_t reorders; /* times its dispatch code put hot targets first (rt_reorder_dispatch) */
 	bool trapped;
 	bool dispatched;  /* an indirect call of 5+ bytes: through dispatch code, trap on a miss */
 	bool promoted;	  /* a 6-byte conditional tail jump, now a jcc to its trampoline */
@@ -67,24 +87,9 @@ struct rt_site {
 	 * A borrowed site whose jump covers the two instructions before it,
 	 * P0 (prev2) and P1 (prev): P1's first byte is an int3 inside the jump
 	 * (punned, like the site's), and a thread meeting it goes on in the
-	 * dispatch code's copy of P1.  P0 is in prev2_bytes, P1 in prev_bytes.
+	 * dispatch code's copy of P1.  P0 is in bytes->prev2, P1 in bytes->prev.
 	 */
 	bool borrowed_two;
-	uint8_t prev2_bytes[16];
-	uint8_t prev_bytes[16];
-	uintptr_t landing, landing_slot;
-	uint8_t reload[DACCE_RELOAD_MAX]; /* its target, loaded into %r11 */
-	uint8_t reload_len;
-	uintptr_t stub;		  /* patched site: its first-call stub (rt.c, make_stub) */
-	uintptr_t tramp;	  /* patched site: its trampoline once called */
-	uintptr_t tramp_after;	  /* ... and where its callee returns */
-	uint32_t edge;		  /* ... and its edge */
-	struct dacce_rt_op op;	  /* ... and what the trampoline does */
-	uintptr_t dispatch;	  /* dispatched site: entry of its dispatch code */
-	struct branch_tramp *by_target; /* trapped site: one trampoline per target */
-	struct dacce_lookup_entry *table; /* dispatched site past its compared targets */
-	uint32_t n_by_target, cap_by_target;
-	uint8_t reorders; /* times its dispatch code put hot targets first (rt_reorder_dispatch) */
 	/*
 	 * A direct call whose edge is free for good (DACCE_EDGE_KEEP_FREE): the
 	 * site holds the program's own call again, and no epoch plans code for it.

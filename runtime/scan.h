@@ -44,29 +44,31 @@ struct dacce_range {
 /* prev_rip_disp of a borrowed jcc (`7x rel8` or `0f 8x rel32`, no prefix) */
 #define DACCE_SCAN_PREV_JCC (-2)
 
-struct dacce_scan_site {
+struct dacce_scan_site { /* wide fields first: one is kept in every site (rt_state.h) */
 	uintptr_t addr;	  /* run-time address of the instruction */
-	uint8_t len;	  /* its length in bytes */
-	uint8_t kind;	  /* enum dacce_site_kind: DIRECT, INDIRECT, PLT, TAIL_DIRECT or TAIL_INDIRECT */
-	uint8_t flags;	  /* DACCE_SCAN_* */
 	uintptr_t target; /* direct: the absolute target; 0 if not known statically */
 	uintptr_t slot;	  /* RIP-relative memory operand: its absolute address (a GOT slot), else 0 */
 	/*
 	 * The instruction just before, when dispatch code could run it in its
 	 * place (no transfer, no trap, no endbr, not privileged): its address
-	 * (0: none) and length, and where its RIP-relative displacement sits in
-	 * it (-1: none).  A short site then borrows its bytes for a jump.
-	 * Padding after an unconditional transfer never runs: not borrowed.
-	 * A conditional jump inside the function may be borrowed too
-	 * (`test %rax,%rax; je 1f; call *%rax`, an optional hook): its
-	 * prev_rip_disp is DACCE_SCAN_PREV_JCC, and dispatch code runs it as a
-	 * jcc rel32 to the same target.
+	 * (0: none) and length (prev_len), and where its RIP-relative
+	 * displacement sits in it (prev_rip_disp, -1: none).  A short site then
+	 * borrows its bytes for a jump.  Padding after an unconditional
+	 * transfer never runs: not borrowed.  A conditional jump inside the
+	 * function may be borrowed too (`test %rax,%rax; je 1f; call *%rax`, an
+	 * optional hook): its prev_rip_disp is DACCE_SCAN_PREV_JCC, and dispatch
+	 * code runs it as a jcc rel32 to the same target.
 	 */
 	uintptr_t prev;
-	uint8_t prev_len;
-	int8_t prev_rip_disp;
 	/* The instruction before prev, when it can be borrowed too (same rules, never a jcc). */
 	uintptr_t prev2;
+	/* DACCE_SCAN_JUMP_TABLE: the table and its bound (runtime/jump_tables.h). */
+	struct dacce_jump_table jump_table;
+	uint8_t len;   /* the instruction's length in bytes */
+	uint8_t kind;  /* enum dacce_site_kind: DIRECT, INDIRECT, PLT, TAIL_DIRECT or TAIL_INDIRECT */
+	uint8_t flags; /* DACCE_SCAN_* */
+	uint8_t prev_len;
+	int8_t prev_rip_disp;
 	uint8_t prev2_len;
 	int8_t prev2_rip_disp;
 	/*
@@ -76,8 +78,6 @@ struct dacce_scan_site {
 	 * for a jmp rel32 after all (counted up to that).
 	 */
 	uint8_t pad;
-	/* DACCE_SCAN_JUMP_TABLE: the table and its bound (runtime/jump_tables.h). */
-	struct dacce_jump_table jump_table;
 };
 
 /*
