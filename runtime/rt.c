@@ -362,6 +362,9 @@ static void name_code(const char *kind, const struct x86_buf *b, uintptr_t site)
 	rt_code_named(kind, b->addr, b->len, site);
 }
 
+/* Every site of every decoded function has one (gcc's cc1: 450,000): keep it small. */
+_Static_assert(sizeof(struct rt_site) <= 248, "struct rt_site grew");
+
 static int reserve_sites(uint32_t count)
 {
 	uint32_t cap = rt.cap_sites ? rt.cap_sites : 256;
