@@ -2706,9 +2706,45 @@ static int prebuild_site(const struct dacce_dict *next, uint32_t index)
 	return err;
 }
 
+/*
+ * A bit per site that some edge goes through: the sites code is built
+ * ahead for.  Most sites never made a call (gcc's cc1: 33,000 of 451,000),
+ * and walking all of them touched 112 MB of records per epoch, holding the
+ * lock.  NULL on ENOMEM; *words is its length.
+ */
+static uint64_t *mark_sites_of_edges(size_t *words)
+{
+	uint64_t *marks;
+
+	*words = rt.graph->n_sites / 64 + 1;
+	marks = calloc(*words, sizeof(*marks));
+	if (!marks)
+		return NULL;
+	for (uint32_t e = 0; e < rt.graph->n_edges; e++) {
+		uint32_t i = rt.graph->edges[e].site;
+
+		if (i < rt.graph->n_sites)
+			marks[i / 64] |= (uint64_t)1 << (i % 64);
+	}
+	return marks;
+}
+
+/* The first marked bit at from or after, or words * 64. */
+static size_t next_marked(const uint64_t *marks, size_t words, size_t from)
+{
+	for (size_t w = from / 64; w < words; w++) {
+		uint64_t bits = marks[w] & (w == from / 64 ? ~(uint64_t)0 << (from % 64) : ~(uint64_t)0);
+
+		if (bits)
+			return w * 64 + (size_t)__builtin_ctzll(bits);
+	}
+	return words * 64;
+}
+
 int rt_prebuild_code(const struct dacce_dict *next)
 {
-	uint32_t index = 0;
+	uint64_t *marks = NULL;
+	size_t words = 0, index = 0;
 	sigset_t saved;
 	int err = 0;
 
@@ -2725,19 +2761,34 @@ int rt_prebuild_code(const struct dacce_dict *next)
 			rt_unlock(&saved);
 			break;
 		}
+		/* Edges found from here on get their code in the epoch. */
+		if (!marks) {
+			marks = mark_sites_of_edges(&words);
+			if (!marks) {
+				rt_unlock(&saved);
+				err = -ENOMEM;
+				break;
+			}
+		}
 		/*
-		 * A program thread waiting (for a first call) ends the hold early;
+		 * In site order, a function's sites together as their code was.  A
+		 * program thread waiting (for a first call) ends the hold early;
 		 * one site at least each time, so threads that always wait do not
 		 * keep the epoch from being built.
 		 */
-		for (uint32_t n = 0; n < PREBUILD_SITES && index < rt.graph->n_sites &&
-				     index < rt.cap_sites && !err &&
+		for (uint32_t n = 0; n < PREBUILD_SITES && !err &&
 				     (n == 0 || !dacce_lock_waited_for(&rt.lock));
-		     n++)
-			err = prebuild_site(next, index++);
-		more = index < rt.graph->n_sites && index < rt.cap_sites;
+		     n++) {
+			index = next_marked(marks, words, index);
+			if (index >= rt.graph->n_sites || index >= rt.cap_sites)
+				break;
+			err = prebuild_site(next, (uint32_t)index++);
+		}
+		more = next_marked(marks, words, index) < words * 64 &&
+		       index < rt.graph->n_sites && index < rt.cap_sites;
 		rt_unlock(&saved);
 	}
+	free(marks);
 	return err;
 }
 
