@@ -3538,7 +3538,8 @@ bool rt_entry_is_current(uintptr_t pc)
  * Where a thread at pc in generated code would be natively, when pc is the
  * entry of a site's first-call stub (or its jump) or of one of the site's
  * trampolines: at the site, nothing of the call or jump done yet.  0 for
- * any other pc, whose native place the runtime does not claim to know.
+ * any other pc (a borrowed site's landing and dispatch code run the
+ * borrowed instructions first), whose native place is not claimed known.
  */
 static uintptr_t native_pc_at_entry(uintptr_t pc)
 {
@@ -3725,7 +3726,8 @@ void dacce_rt_thread_end(void)
  * and the pc the signal interrupted (a fault's own instruction): so does the
  * thread's live context, from what its handlers recorded (threads.h).  The
  * roots are met from the top of the ccStack down, as the decoder pops them;
- * *cursor is the index below which to look for the next one.
+ * *cursor is the index below which to look for the next one.  -ENODATA when
+ * the pc lies in generated code where its native place is not known.
  */
 static int handler_frames(const struct dacce_dict *dict, const struct dacce_thread *self,
 			  const struct dacce_snapshot *snap, uint32_t *cursor, void **buffer,
@@ -3742,10 +3744,14 @@ static int handler_frames(const struct dacce_dict *dict, const struct dacce_thre
 			const struct dacce_handler_pc *h = &self->handler_pcs[i];
 			uintptr_t pc = h->pc;
 
-			/* In generated code: only where the native place is known (a site's entry). */
-			if (h->cc_index != at || (dacce_codecache_contains(&rt.cache, pc) &&
-						  !(pc = native_pc_at_entry(pc))))
+			if (h->cc_index != at)
 				continue;
+			/*
+			 * In generated code the native place is known only on a site's
+			 * entry: elsewhere no answer, rather than frames left out.
+			 */
+			if (dacce_codecache_contains(&rt.cache, pc) && !(pc = native_pc_at_entry(pc)))
+				return -ENODATA;
 			if (count < size)
 				buffer[count++] = (void *)h->restorer;
 			if (count < size)
@@ -3803,6 +3809,10 @@ static int return_addresses(const struct dacce_dict *dict, struct dacce_snapshot
 			if (self)
 				count = handler_frames(dict, self, snap, &cursor, buffer, count,
 						       size);
+			if (count < 0) {
+				free(frames);
+				return count;
+			}
 			continue;
 		}
 		if (dacce_site_kind_is_root(v.kind))

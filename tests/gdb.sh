@@ -474,6 +474,7 @@ static void on_usr1(int sig)
 	int n = frames_of(frames, 64); /* one call site for both runs: the same return address */
 
 	(void)sig;
+	printf("COUNT %d\n", n);
 	for (int i = 0; i < n; i++) {
 		Dl_info info;
 
@@ -498,26 +499,40 @@ __attribute__((noinline)) int caller(int x)
 	return callee(y) * 2;
 }
 
+int (*volatile hook)(int) = callee;
+
+/* `call *%rax`, 2 bytes: the instructions before it give their bytes to a jump to a landing. */
+__attribute__((noinline)) int viahook(int x) { return hook(x * 2) * 2; }
+
+/* Where gdb looks at the code: both functions were entered, so decoded, by then. */
+__attribute__((noinline)) void ready(void) { __asm__ volatile("" ::: "memory"); }
+
 int main(void)
 {
 	signal(SIGUSR1, on_usr1);
 	frames_of = (int (*)(void **, int))dlsym(RTLD_DEFAULT, "dacce_backtrace");
 	if (!frames_of)
 		frames_of = backtrace;
+	if (caller(0) + viahook(0) != 4)
+		return 1;
+	ready();
 	printf("%d\n", caller(1));
+	printf("%d\n", viahook(3));
 	return 0;
 }
 EOF
 cat >"$work/sigstub.py" <<'EOF'
 import gdb
+FUNCTION = "caller"
 gdb.execute("set breakpoint pending on")
-gdb.execute("break caller")
+gdb.execute("break ready")
 gdb.execute("run")
-# The call to callee: natively a call; under the runtime (caller was decoded on its
-# entry) a jmp to the site's first-call stub.
+# The call in FUNCTION: natively a call; under the runtime (the function was decoded on its
+# first entry) a jmp to the site's first-call stub (or its dispatch code).
 frame = gdb.selected_frame()
+start = int(gdb.parse_and_eval("(long)&" + FUNCTION))
 stop_at = None
-for insn in frame.architecture().disassemble(frame.pc(), count=16):
+for insn in frame.architecture().disassemble(start, count=16):
     words = insn["asm"].split()
     if words[0] == "call":
         stop_at = insn["addr"]
@@ -527,12 +542,13 @@ for insn in frame.architecture().disassemble(frame.pc(), count=16):
         break
 print("STOP %s" % (hex(stop_at) if stop_at else "none"))
 if stop_at:
+    gdb.execute("delete")
     gdb.execute("thbreak *%d" % stop_at)  # generated code takes no int3 from gdb
     gdb.execute("continue")
     print("AT %#x" % gdb.selected_frame().pc())
     gdb.execute("signal SIGUSR1")
 EOF
-if gcc -O0 -g -rdynamic -o "$work/sigstub" "$work/sigstub.c" -ldl; then
+if gcc -O1 -g -rdynamic -o "$work/sigstub" "$work/sigstub.c" -ldl; then
 	gdb_quiet -ex 'set startup-with-shell off' -x "$work/sigstub.py" "$work/sigstub" \
 		>"$work/sigstub.native" 2>&1
 	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
@@ -551,6 +567,35 @@ if gcc -O0 -g -rdynamic -o "$work/sigstub" "$work/sigstub.c" -ldl; then
 	fi
 else
 	fail "signal on a first-call stub: cannot build the test program"
+fi
+
+# 9. The same signal on a borrowed site's landing (viahook's 2-byte `call *%rax`: the
+# instruction before it gave its bytes to a jump there, and the dispatch code runs it first):
+# natively the thread would be on that instruction, a place the runtime does not map back,
+# so dacce_backtrace in the handler must answer -1 (or give the native frames), never the
+# frames below the handler with the signal trampoline and the interrupted function left out,
+# as the runtime before did.
+sed -e 's/^FUNCTION = "caller"$/FUNCTION = "viahook"/' "$work/sigstub.py" >"$work/sigland.py"
+if [ -x "$work/sigstub" ]; then
+	gdb_quiet -ex 'set startup-with-shell off' -x "$work/sigland.py" "$work/sigstub" \
+		>"$work/sigland.native" 2>&1
+	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
+		-x "$work/sigland.py" "$work/sigstub" >"$work/sigland.out" 2>&1
+	grep '^FRAME ' "$work/sigland.native" >"$work/sigland.frames.native"
+	grep '^FRAME ' "$work/sigland.out" >"$work/sigland.frames.dacce"
+	land_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigland.out")
+	site_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigland.native")
+	count=$(sed -n 's/^COUNT \(-\{0,1\}[0-9]*\)$/\1/p' "$work/sigland.out")
+	if [ -n "$land_at" ] && [ -n "$site_at" ] && [ "$land_at" != "$site_at" ] &&
+		grep -q '^FRAME viahook+' "$work/sigland.frames.native" &&
+		grep -qx 14 "$work/sigland.out" &&
+		{ [ "$count" = -1 ] || cmp -s "$work/sigland.frames.native" "$work/sigland.frames.dacce"; }; then
+		pass "a signal on a borrowed site's landing: no answer or the native frames (count $count)"
+	else
+		fail "signal on a borrowed site's landing (at $land_at, count ${count:-none}): native [$(cut -d' ' -f2 "$work/sigland.frames.native" | tr '\n' ' ')] under the runtime [$(cut -d' ' -f2 "$work/sigland.frames.dacce" | tr '\n' ' ')]"
+	fi
+else
+	fail "signal on a borrowed site's landing: no test program"
 fi
 
 echo "gdb: $passed passed, $failed failed"
