@@ -25,7 +25,9 @@ extern "C" {
  * signal interrupted, then the interrupted code's callers.  Returns the number
  * stored (at most size), or -1 with errno set: ENOSYS when the runtime is
  * not active, ENODATA when the context is partial (code entered from outside
- * the instrumented program, such as a library callback).
+ * the instrumented program, such as a library callback) or when a signal
+ * interrupted the runtime's generated code at a place it cannot map back to
+ * the program's own.
  */
 int dacce_backtrace(void **buffer, int size);
 
