@@ -548,22 +548,28 @@ if stop_at:
     print("AT %#x" % gdb.selected_frame().pc())
     gdb.execute("signal SIGUSR1")
 EOF
-if gcc -O1 -g -rdynamic -o "$work/sigstub" "$work/sigstub.c" -ldl; then
-	gdb_quiet -ex 'set startup-with-shell off' -x "$work/sigstub.py" "$work/sigstub" \
-		>"$work/sigstub.native" 2>&1
+# signalled NAME: runs sigstub with gdb's script $work/NAME.py (which stops the thread and
+# signals it) natively and under the runtime; sets at_native and at_dacce (where it stopped),
+# count (what dacce_backtrace returned), and the frames' names, native and under the runtime.
+signalled() {
+	gdb_quiet -ex 'set startup-with-shell off' -x "$work/$1.py" "$work/sigstub" \
+		>"$work/$1.native" 2>&1
 	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
-		-x "$work/sigstub.py" "$work/sigstub" >"$work/sigstub.out" 2>&1
-	grep '^FRAME ' "$work/sigstub.native" >"$work/sigstub.frames.native"
-	grep '^FRAME ' "$work/sigstub.out" >"$work/sigstub.frames.dacce"
-	stub_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigstub.out")
-	site_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigstub.native")
-	if [ -n "$stub_at" ] && [ -n "$site_at" ] && [ "$stub_at" != "$site_at" ] &&
-		grep -q '^FRAME caller+' "$work/sigstub.frames.native" &&
-		grep -qx 6 "$work/sigstub.out" &&
-		cmp -s "$work/sigstub.frames.native" "$work/sigstub.frames.dacce"; then
-		pass "a signal on a first-call stub: the handler's frames are the native ones ($(cut -d' ' -f2 "$work/sigstub.frames.native" | tr '\n' ' '))"
+		-x "$work/$1.py" "$work/sigstub" >"$work/$1.out" 2>&1
+	at_native=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/$1.native")
+	at_dacce=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/$1.out")
+	count=$(sed -n 's/^COUNT \(-\{0,1\}[0-9]*\)$/\1/p' "$work/$1.out")
+	frames_native=$(sed -n 's/^FRAME //p' "$work/$1.native" | tr '\n' ' ')
+	frames_dacce=$(sed -n 's/^FRAME //p' "$work/$1.out" | tr '\n' ' ')
+	# Stopped in generated code under the runtime, at the site natively.
+	[ -n "$at_native" ] && [ -n "$at_dacce" ] && [ "$at_native" != "$at_dacce" ]
+}
+if gcc -O1 -g -rdynamic -o "$work/sigstub" "$work/sigstub.c" -ldl; then
+	if signalled sigstub && [[ "$frames_native" == *" caller+"* ]] &&
+		grep -qx 6 "$work/sigstub.out" && [ "$frames_native" = "$frames_dacce" ]; then
+		pass "a signal on a first-call stub: the handler's frames are the native ones ($frames_native)"
 	else
-		fail "signal on a first-call stub (at $stub_at, natively $site_at): native [$(cut -d' ' -f2 "$work/sigstub.frames.native" | tr '\n' ' ')] under the runtime [$(cut -d' ' -f2 "$work/sigstub.frames.dacce" | tr '\n' ' ')]"
+		fail "signal on a first-call stub (at $at_dacce, natively $at_native): native [$frames_native] under the runtime [$frames_dacce]"
 	fi
 else
 	fail "signal on a first-call stub: cannot build the test program"
@@ -576,26 +582,14 @@ fi
 # frames below the handler with the signal trampoline and the interrupted function left out,
 # as the runtime before did.
 sed -e 's/^FUNCTION = "caller"$/FUNCTION = "viahook"/' "$work/sigstub.py" >"$work/sigland.py"
-if [ -x "$work/sigstub" ]; then
-	gdb_quiet -ex 'set startup-with-shell off' -x "$work/sigland.py" "$work/sigstub" \
-		>"$work/sigland.native" 2>&1
-	gdb_quiet -ex 'set startup-with-shell off' -ex "set environment LD_PRELOAD=$lib" \
-		-x "$work/sigland.py" "$work/sigstub" >"$work/sigland.out" 2>&1
-	grep '^FRAME ' "$work/sigland.native" >"$work/sigland.frames.native"
-	grep '^FRAME ' "$work/sigland.out" >"$work/sigland.frames.dacce"
-	land_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigland.out")
-	site_at=$(sed -n 's/^AT \(0x[0-9a-f]*\)$/\1/p' "$work/sigland.native")
-	count=$(sed -n 's/^COUNT \(-\{0,1\}[0-9]*\)$/\1/p' "$work/sigland.out")
-	if [ -n "$land_at" ] && [ -n "$site_at" ] && [ "$land_at" != "$site_at" ] &&
-		grep -q '^FRAME viahook+' "$work/sigland.frames.native" &&
-		grep -qx 14 "$work/sigland.out" &&
-		{ [ "$count" = -1 ] || cmp -s "$work/sigland.frames.native" "$work/sigland.frames.dacce"; }; then
-		pass "a signal on a borrowed site's landing: no answer or the native frames (count $count)"
-	else
-		fail "signal on a borrowed site's landing (at $land_at, count ${count:-none}): native [$(cut -d' ' -f2 "$work/sigland.frames.native" | tr '\n' ' ')] under the runtime [$(cut -d' ' -f2 "$work/sigland.frames.dacce" | tr '\n' ' ')]"
-	fi
-else
+if [ ! -x "$work/sigstub" ]; then
 	fail "signal on a borrowed site's landing: no test program"
+elif signalled sigland && [[ "$frames_native" == *" viahook+"* ]] &&
+	grep -qx 14 "$work/sigland.out" &&
+	{ [ "$count" = -1 ] || [ "$frames_native" = "$frames_dacce" ]; }; then
+	pass "a signal on a borrowed site's landing: no answer or the native frames (count $count)"
+else
+	fail "signal on a borrowed site's landing (at $at_dacce, count ${count:-none}): native [$frames_native] under the runtime [$frames_dacce]"
 fi
 
 echo "gdb: $passed passed, $failed failed"
