@@ -3525,8 +3525,7 @@ bool rt_entry_is_current(uintptr_t pc)
 	if (dacce_hashmap_get(&rt.entry_site, pc, &site) != 0 || site >= rt.cap_sites)
 		return true;
 	s = &rt.sites[site];
-	if (pc == s->tramp || pc == s->dispatch || pc == s->landing ||
-	    (s->stub && (pc == s->stub || pc == s->stub + STUB_JMP)))
+	if (pc == s->tramp || pc == s->dispatch || pc == s->landing)
 		return true;
 	for (uint32_t i = 0; i < s->n_by_target; i++)
 		if (pc == s->by_target[i].tramp)
@@ -3536,10 +3535,10 @@ bool rt_entry_is_current(uintptr_t pc)
 
 /*
  * Where a thread at pc in generated code would be natively, when pc is the
- * entry of a site's first-call stub (or its jump) or of one of the site's
- * trampolines: at the site, nothing of the call or jump done yet.  0 for
- * any other pc (a borrowed site's landing and dispatch code run the
- * borrowed instructions first), whose native place is not claimed known.
+ * entry of a site's first-call stub (or its jump) or of its trampoline: at
+ * the site, nothing of the call or jump done yet.  0 for any other pc (a
+ * borrowed site's landing and dispatch code run the borrowed instructions
+ * first), whose native place is not claimed known.
  */
 static uintptr_t native_pc_at_entry(uintptr_t pc)
 {
@@ -3551,12 +3550,7 @@ static uintptr_t native_pc_at_entry(uintptr_t pc)
 	if (dacce_hashmap_get(&rt.entry_site, pc, &index) != 0 || index >= rt.cap_sites)
 		return 0;
 	s = &rt.sites[index];
-	if (s->tramp && pc == s->tramp)
-		return s->scan.addr;
-	for (uint32_t i = 0; i < s->n_by_target; i++)
-		if (pc == s->by_target[i].tramp)
-			return s->scan.addr;
-	return 0;
+	return s->tramp && pc == s->tramp ? s->scan.addr : 0;
 }
 
 uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)

@@ -524,6 +524,7 @@ EOF
 cat >"$work/sigstub.py" <<'EOF'
 import gdb
 FUNCTION = "caller"
+INTO_TRAMPOLINE = False  # under the runtime: past the stub, on the trampoline's entry
 gdb.execute("set breakpoint pending on")
 gdb.execute("break ready")
 gdb.execute("run")
@@ -539,6 +540,8 @@ for insn in frame.architecture().disassemble(start, count=16):
         break
     if words[0] == "jmp" and len(words) > 1 and words[1].startswith("0x"):
         stop_at = int(words[1], 16)
+        if INTO_TRAMPOLINE:  # the stub's own jmp, pointed at the trampoline by the first call
+            stop_at = int(frame.architecture().disassemble(stop_at, count=2)[1]["asm"].split()[1], 16)
         break
 print("STOP %s" % (hex(stop_at) if stop_at else "none"))
 if stop_at:
@@ -573,6 +576,18 @@ if gcc -O1 -g -rdynamic -o "$work/sigstub" "$work/sigstub.c" -ldl; then
 	fi
 else
 	fail "signal on a first-call stub: cannot build the test program"
+fi
+
+# 8b. The same on the entry of the site's trampoline (the stub's jump leads there since the
+# site's first call): nothing of the call done yet either, so the native frames.
+sed -e 's/^INTO_TRAMPOLINE = False /INTO_TRAMPOLINE = True /' "$work/sigstub.py" >"$work/sigtramp.py"
+if [ ! -x "$work/sigstub" ]; then
+	fail "signal on a trampoline's entry: no test program"
+elif signalled sigtramp && [[ "$frames_native" == *" caller+"* ]] &&
+	grep -qx 6 "$work/sigtramp.out" && [ "$frames_native" = "$frames_dacce" ]; then
+	pass "a signal on a trampoline's entry: the handler's frames are the native ones"
+else
+	fail "signal on a trampoline's entry (at $at_dacce, natively $at_native): native [$frames_native] under the runtime [$frames_dacce]"
 fi
 
 # 9. The same signal on a borrowed site's landing (viahook's 2-byte `call *%rax`: the
