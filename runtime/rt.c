@@ -2626,40 +2626,61 @@ static int plan_site(struct rt_code_plan *plan, uint32_t index)
 }
 
 /*
- * The site of edge e when it is one with code (every trampoline and every
- * target a site dispatches to is an edge of it), met for the first time in
- * a walk of the edges: most sites were patched and never called (cc1:
- * 87,000 of 120,000), and walking the site table took 2 ms of each 20 ms
- * stop, twice.  Roots' edges have no site of the table.
+ * A bit per site that some edge goes through (every trampoline and every
+ * target a site dispatches to is an edge of it): the sites an epoch builds
+ * code for, ahead (rt_prebuild_code) and in the stop (rt_plan_code), walked
+ * in site order so that a function's trampolines lie together, as its code
+ * does.  Most sites never made a call (gcc's cc1: 33,000 of 451,000);
+ * walking all of them touched 112 MB of records per epoch, holding the
+ * lock, and took 2 ms of each 20 ms stop.  Roots' edges have no site of
+ * the table.  NULL on ENOMEM; *words is its length.
  */
-static bool first_site_of(uint32_t e, uint8_t *seen, uint32_t *index)
+static uint64_t *mark_sites_of_edges(size_t *words)
 {
-	uint32_t i = rt.graph->edges[e].site;
+	uint64_t *marks;
 
-	if (i >= rt.graph->n_sites || i >= rt.cap_sites || !rt.sites[i].scan.addr ||
-	    (seen[i / 8] & (1u << (i % 8))))
-		return false;
-	seen[i / 8] |= (uint8_t)(1u << (i % 8));
-	*index = i;
-	return true;
+	*words = rt.graph->n_sites / 64 + 1;
+	marks = calloc(*words, sizeof(*marks));
+	if (!marks)
+		return NULL;
+	for (uint32_t e = 0; e < rt.graph->n_edges; e++) {
+		uint32_t i = rt.graph->edges[e].site;
+
+		if (i < rt.graph->n_sites)
+			marks[i / 64] |= (uint64_t)1 << (i % 64);
+	}
+	return marks;
+}
+
+/* The first marked bit at from or after, or words * 64. */
+static size_t next_marked(const uint64_t *marks, size_t words, size_t from)
+{
+	for (size_t w = from / 64; w < words; w++) {
+		uint64_t bits = marks[w] & (w == from / 64 ? ~(uint64_t)0 << (from % 64) : ~(uint64_t)0);
+
+		if (bits)
+			return w * 64 + (size_t)__builtin_ctzll(bits);
+	}
+	return words * 64;
 }
 
 int rt_plan_code(struct rt_code_plan **out)
 {
 	struct rt_code_plan *plan = calloc(1, sizeof(*plan));
-	uint8_t *seen = calloc(rt.graph->n_sites / 8 + 1, 1);
-	uint32_t i;
+	size_t words = 0;
+	uint64_t *marks = plan ? mark_sites_of_edges(&words) : NULL;
 	int err = 0;
 
-	if (!plan || !seen) {
+	if (!plan || !marks) {
 		free(plan);
-		free(seen);
+		free(marks);
 		return -ENOMEM;
 	}
-	for (uint32_t e = 0; e < rt.graph->n_edges && !err; e++)
-		if (first_site_of(e, seen, &i))
-			err = plan_site(plan, i);
-	free(seen);
+	for (size_t i = next_marked(marks, words, 0);
+	     !err && i < rt.graph->n_sites && i < rt.cap_sites; i = next_marked(marks, words, i + 1))
+		if (rt.sites[i].scan.addr)
+			err = plan_site(plan, (uint32_t)i);
+	free(marks);
 	if (err) {
 		rt_plan_free(plan);
 		return err;
@@ -2704,41 +2725,6 @@ static int prebuild_site(const struct dacce_dict *next, uint32_t index)
 				    site->by_target[i].tramp, &site->by_target[i].op);
 	}
 	return err;
-}
-
-/*
- * A bit per site that some edge goes through: the sites code is built
- * ahead for.  Most sites never made a call (gcc's cc1: 33,000 of 451,000),
- * and walking all of them touched 112 MB of records per epoch, holding the
- * lock.  NULL on ENOMEM; *words is its length.
- */
-static uint64_t *mark_sites_of_edges(size_t *words)
-{
-	uint64_t *marks;
-
-	*words = rt.graph->n_sites / 64 + 1;
-	marks = calloc(*words, sizeof(*marks));
-	if (!marks)
-		return NULL;
-	for (uint32_t e = 0; e < rt.graph->n_edges; e++) {
-		uint32_t i = rt.graph->edges[e].site;
-
-		if (i < rt.graph->n_sites)
-			marks[i / 64] |= (uint64_t)1 << (i % 64);
-	}
-	return marks;
-}
-
-/* The first marked bit at from or after, or words * 64. */
-static size_t next_marked(const uint64_t *marks, size_t words, size_t from)
-{
-	for (size_t w = from / 64; w < words; w++) {
-		uint64_t bits = marks[w] & (w == from / 64 ? ~(uint64_t)0 << (from % 64) : ~(uint64_t)0);
-
-		if (bits)
-			return w * 64 + (size_t)__builtin_ctzll(bits);
-	}
-	return words * 64;
 }
 
 int rt_prebuild_code(const struct dacce_dict *next)
