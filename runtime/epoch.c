@@ -66,12 +66,13 @@
 #define DEFAULT_HOT_PUSHES 20000
 #define DEFAULT_NEW_EDGES 1000
 /*
- * After an epoch that paused the threads for P, the policy waits 20 P before
- * the next one: pauses then take at most about 5 % of the run, however big
- * the program (gcc's cc1 met a new edge often enough for 99 epochs of 56 ms
- * on average in 24 s).
+ * After an epoch that paused the threads for P, the policy waits 20 P
+ * (DACCE_EPOCH_PAUSE_BUDGET) before the next one: pauses then take about 5 %
+ * of the run at most, however big the program (gcc's cc1 met a new edge
+ * often enough for 99 epochs of 56 ms on average in 24 s), unless the
+ * pushes of new edges pay for a stop sooner (fresh_pushes_pay).
  */
-#define PAUSE_BUDGET 20
+#define DEFAULT_PAUSE_BUDGET 20
 /* Attempts at one re-encoding when threads keep being caught inside generated code. */
 #define TRANSIENT_RETRIES 20
 /*
@@ -101,13 +102,15 @@ static struct {
 	long interval_ms;
 	uint64_t hot_pushes;
 	uint32_t new_edges;
+	long pause_budget; /* the wait after an epoch, in pauses (DEFAULT_PAUSE_BUDGET) */
 	/* The policy thread. */
 	atomic_uint nudges; /* futex word: bumped when a new edge is found (stress mode) */
 	pthread_t thread;
 	atomic_int thread_ready; /* futex word: its own descriptors are open */
 	bool running;
 	long backoff_ms;
-	long quiet_until_ns; /* no epoch of the runtime's own before this (PAUSE_BUDGET) */
+	long quiet_until_ns; /* no epoch of the runtime's own before this (pause_budget) */
+	bool backing_off;    /* quiet_until_ns is a failed attempt's wait, not the budget's */
 	/* Why the last attempt did not happen, logged once it is given up. */
 	struct {
 		pid_t tid;
@@ -732,6 +735,25 @@ static uint32_t direct_call_to_give_back(void)
 	return ep.direct_candidates[0];
 }
 
+/*
+ * Whether the pushes of the edges found since the last epoch pay for a stop
+ * before the pause budget would allow one: at their rate so far, for as long
+ * again as the process has run, they would cost more than the last pause.
+ * gcc's `cc1` finds most of its 36,000 edges in bursts, as each pass of the
+ * compiler first runs; after a pause of 20 ms the next epoch waited 400 ms
+ * while millions of calls through new edges were pushed (a third of its
+ * pushes).  Not while backing off from a failed attempt, which would fail
+ * again as soon.
+ */
+static bool fresh_pushes_pay(void)
+{
+	uint32_t count;
+	uint64_t pushes;
+
+	fresh_edges(&count, &pushes);
+	return count && pushes >= ep.hot_pushes && worth_a_stop(pushes, PUSH_SAVED_NS);
+}
+
 /* Sets ep.tail_wanted or ep.back_wanted when the only reason is a hot edge of that kind. */
 static bool epoch_due(void)
 {
@@ -965,7 +987,8 @@ static int reencode(void)
 	ep.epochs++;
 	ep.installed_ns = now_ns();
 	ep.last_pause_ns = pause;
-	ep.quiet_until_ns = ep.installed_ns + PAUSE_BUDGET * pause;
+	ep.quiet_until_ns = ep.installed_ns + ep.pause_budget * pause;
+	ep.backing_off = false;
 	ep.pause_total_ns += pause;
 	if (pause > ep.pause_max_ns)
 		ep.pause_max_ns = pause;
@@ -1085,7 +1108,8 @@ static void *policy_main(void *unused)
 		if (look)
 			rt_reorder_dispatch();
 		due = asked || ep.stress ||
-		      (look && !dacce_control_attached() && now_ns() >= ep.quiet_until_ns);
+		      (look && !dacce_control_attached() &&
+		       (now_ns() >= ep.quiet_until_ns || (!ep.backing_off && fresh_pushes_pay())));
 		due = due && (asked || epoch_due());
 		rt_unlock(&saved);
 		if (!due)
@@ -1105,6 +1129,7 @@ static void *policy_main(void *unused)
 			 */
 			ep.given_up++;
 			ep.quiet_until_ns = now_ns() + ep.backoff_ms * 1000000L;
+			ep.backing_off = true;
 			if (ep.backoff_ms < MAX_BACKOFF_MS)
 				ep.backoff_ms = ep.backoff_ms * 2 + 1;
 		}
@@ -1158,6 +1183,9 @@ int dacce_epoch_start(void)
 		ep.interval_ms = 1;
 	ep.hot_pushes = (uint64_t)env_long("DACCE_EPOCH_HOT_PUSHES", DEFAULT_HOT_PUSHES);
 	ep.new_edges = (uint32_t)env_long("DACCE_EPOCH_NEW_EDGES", DEFAULT_NEW_EDGES);
+	ep.pause_budget = env_long("DACCE_EPOCH_PAUSE_BUDGET", DEFAULT_PAUSE_BUDGET);
+	if (ep.pause_budget < 0)
+		ep.pause_budget = 0;
 	ep.backoff_ms = ep.interval_ms;
 	ep.started_ns = ep.installed_ns = now_ns();
 	ep.taking_back = DACCE_NONE;

@@ -10,7 +10,8 @@
 # indirect.c's call meeting 1,000 targets must not trap at all (the slow path takes them), and
 # reorder.c's dispatch code must be reordered once its late targets get hot, hottail.c's
 # hot tail call and hotback.c's hot back edge must get an epoch of their own (warmtail.c's tail
-# call, past the counts but too rarely made to pay for a stop, must not), hotcall.c's hot direct
+# call, past the counts but too rarely made to pay for a stop, must not), and so must
+# freshburst.c's new edges whose pushes pay for a stop the pause budget would put off, hotcall.c's hot direct
 # call must get the program's own call back, and so must manycalls.c's calls hot only
 # together (and its first epoch's code must be built ahead of the stop), pltcall.c's calls
 # through the PLT and tailcold.c's call into a function a rare
@@ -155,6 +156,18 @@ epoch_for hottail "hot tail call"
 # hotback.c's interpreter cycle, whose hot edge was pushed (a back edge) after the first
 # epoch: the policy must re-encode and push the cycle's cold edge instead.
 epoch_for hotback "hot back edge"
+# freshburst.c's burst of calls through edges found after the first epoch, with the pause
+# budget 100 s away (a million pauses): their pushes must pay for a second epoch all the same.
+if [ -x "$build/programs/freshburst-O2" ]; then
+	log=$(DACCE_EPOCH_PAUSE_BUDGET=1000000 DACCE_LOG=1 LD_PRELOAD="$lib" "$build/programs/freshburst-O2" 2>&1 >/dev/null)
+	if printf '%s\n' "$log" | grep -q "^dacce: epoch 2 installed: "; then
+		pass "an epoch for new edges whose pushes pay for it before the pause budget"
+	else
+		fail "freshburst.c: $(printf '%s\n' "$log" | grep 'epoch' | tr '\n' ' ')"
+	fi
+else
+	missing freshburst
+fi
 # warmtail.c's tail call, past the policy's counts in one burst of 11,000 calls: the epoch
 # would cost more than it saves, and must not be made (an epoch for its edges must be).
 if [ -x "$build/programs/warmtail-O2" ]; then
