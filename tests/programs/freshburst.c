@@ -40,25 +40,17 @@ NOINLINE static long burst(long x)
 	return inner(x) + 3 + sink;
 }
 
-/* Calls early() for ms milliseconds; counts its wrong results. */
-NOINLINE static long early_for(long ms)
+/*
+ * Calls early(), or burst() whose edges no epoch has seen, for ms
+ * milliseconds; counts the wrong results.
+ */
+NOINLINE static long calls_for(int in_burst, long ms)
 {
 	long end = probe_now_ms() + ms, wrong = 0;
 
 	while (probe_now_ms() < end)
 		for (long i = 0; i < 10000; i++)
-			wrong += early(i) != i + 1;
-	return wrong;
-}
-
-/* The same with burst(), whose edges no epoch has seen. */
-NOINLINE static long burst_for(long ms)
-{
-	long end = probe_now_ms() + ms, wrong = 0;
-
-	while (probe_now_ms() < end)
-		for (long i = 0; i < 10000; i++)
-			wrong += burst(i) != i + 5;
+			wrong += in_burst ? burst(i) != i + 5 : early(i) != i + 1;
 	return wrong;
 }
 
@@ -68,11 +60,11 @@ int main(void)
 
 	early(-1);
 	/* Time for the first epoch, which encodes early()'s edges. */
-	wrong += early_for(200);
+	wrong += calls_for(0, 200);
 	early(-1);
 	burst(-1);
 	/* New edges, pushed until an epoch encodes them. */
-	wrong += burst_for(400);
+	wrong += calls_for(1, 400);
 	burst(-1);
 	early(-1);
 	printf("wrong results: %ld\n", wrong);
