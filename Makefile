@@ -281,6 +281,7 @@ bench-core: $(BENCH_CORE)
 # run (prints ratios, precision and plots, never fails on them; docs/benchmarks.md).
 bench: $(RT_LIB) $(DACCE_BIN) bench-core
 	$(Q)tests/bench-real.sh $(BUILD) $(abspath $(RT_LIB))
+	$(Q)tests/bench-inline.sh $(BUILD) $(abspath $(RT_LIB))
 	$(Q)tests/bench-launch.sh $(BUILD)
 
 # libFuzzer needs clang; the corpus lives in the build tree.
