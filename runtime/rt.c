@@ -56,6 +56,7 @@
 #include "perfmap.h"
 #include "prebuilt.h"
 #include "pristine.h"
+#include "relocated.h"
 #include "probes.h"
 #include "reload.h"
 #include "scan.h"
@@ -1559,6 +1560,29 @@ static bool under_breakpoint(const struct dacce_scan_site *s, const struct break
 	return false;
 }
 
+/* The function's original bytes and its sites, for its copies (relocated.h). */
+static int keep_for_moving(const struct dacce_func *fn, uint32_t node, const uint8_t *bytes,
+			   const struct dacce_scan *scan)
+{
+	const struct rt_module *m = module_of(fn->start);
+	uint32_t *sites = malloc((scan->n ? scan->n : 1) * sizeof(*sites)), n = 0;
+	int err;
+
+	if (!sites)
+		return -ENOMEM;
+	for (size_t i = 0; i < scan->n; i++) {
+		uint32_t index = dacce_graph_find_site(rt.graph, m->graph_module,
+						       scan->sites[i].addr - m->info->bias);
+
+		if (index != DACCE_NONE && index < rt.cap_sites &&
+		    rt.sites[index].scan.addr == scan->sites[i].addr)
+			sites[n++] = index;
+	}
+	err = rt_relocate_keep(fn, node, bytes, sites, n);
+	free(sites);
+	return err;
+}
+
 static int decode_function(const struct dacce_func *fn, uint32_t node)
 {
 	struct rt_module *m = module_of(fn->start);
@@ -1622,6 +1646,8 @@ static int decode_function(const struct dacce_func *fn, uint32_t node)
 		if (!under_breakpoint(&scan.sites[i], &breakpoints))
 			err = consider_site(&scan.sites[i], fn, node, &walk);
 	rt.decoding = outer;
+	if (!err && rt_relocate_wanted())
+		err = keep_for_moving(fn, node, copy ? copy : (const uint8_t *)fn->start, &scan);
 	/* Its entry's byte too, in the same write as the sites near it, when nobody else runs. */
 	if (!err && armed) {
 		int queued = dacce_entries_queue_disarm(&m->entries, fn);
@@ -2775,7 +2801,8 @@ int rt_prebuild_code(const struct dacce_dict *next)
 		rt_unlock(&saved);
 	}
 	free(marks);
-	return err;
+	/* Copies of functions for next's operations, once the sites' code is ready (relocated.h). */
+	return err ? err : rt_relocate_prebuild(next, op_for_edge_in);
 }
 
 void rt_prebuilt_drop(void)
@@ -3058,6 +3085,8 @@ int rt_apply_code(struct rt_code_plan *plan, void (*moved)(uintptr_t from, uintp
 	}
 	if (!err)
 		err = restore_native_calls(&writes);
+	if (!err)
+		err = rt_relocate_epoch(&writes, moved, ctx);
 	/* The world is stopped: the sites change together, in runs of nearby ones. */
 	if (!err)
 		err = dacce_patch_runs_write(&writes, mem);
@@ -3547,6 +3576,11 @@ uint32_t rt_node_at(const struct dacce_tls *tls, uintptr_t pc)
 	uint32_t node, site;
 
 	if (dacce_codecache_contains(&rt.cache, pc)) {
+		uintptr_t original;
+
+		/* In a function's copy: where it is in the original, unless inside an inline operation. */
+		if (rt_relocated_at(pc, &original, &node))
+			return original ? node : DACCE_NONE;
 		/* On the entry of a site's code the thread has not left the site's function yet. */
 		if ((dacce_hashmap_get(&rt.entry_site, pc, &site) == 0 || stub_site_at(pc, &site)) &&
 		    site < rt.graph->n_sites)
@@ -4549,6 +4583,7 @@ int dacce_rt_start(uintptr_t main_fn)
 	rt.counting = count && *count && strcmp(count, "0") != 0;
 	tail_calls = dacce_env("DACCE_TAIL_CALLS");
 	rt.tail_call_shape = !tail_calls || strcmp(tail_calls, "jump") != 0;
+	rt_relocate_start(traced());
 	native_calls = dacce_env("DACCE_NATIVE_CALLS");
 	/* Counting needs every call through code of ours. */
 	rt.native_calls = !rt.counting && (!native_calls || strcmp(native_calls, "0") != 0);

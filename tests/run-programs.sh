@@ -5,7 +5,8 @@
 # Each program also runs with a re-encoding every millisecond (DACCE_EPOCH_STRESS), so that
 # epochs are installed while its frames are live: its contexts must not change.  The -O2 build
 # also runs so with the runtime's heap checked (DACCE_HEAP_CHECK: a use of memory the runtime
-# freed faults on the spot instead of reading what reused it).
+# freed faults on the spot instead of reading what reused it), and the -O2, -O3 and non-PIE
+# builds with functions run from copies (DACCE_RELOCATE, runtime/relocated.h) as well.
 # A program foo.c may come with foo.lib.c (or foo.cpp with foo.lib.cpp, built with $CXX), built
 # with the same flags as $out/libfoo-VARIANT.so, which the program finds next to itself and
 # dlopens; or, with a line "// link: lib" at its top, is linked against (loaded at start, found
@@ -86,6 +87,7 @@ for prog in "${programs[@]}"; do
 		sed 's/: outside$/: partial/' "$bin.native" | sort >"$bin.native.sorted"
 		modes=(dacce epochs)
 		[ "$name" = O2 ] && modes+=(heapcheck)
+		case $name in O2 | O3 | O2-nopie) modes+=(relocate) ;; esac
 		for mode in "${modes[@]}"; do
 			# One retry, reported (with the first lines that differ), so that a rare
 			# failure shows in the log; two failures in a row are a failure.
@@ -94,6 +96,8 @@ for prog in "${programs[@]}"; do
 				# runtime's lock) never sees timeout's SIGTERM.
 				if [ $mode = epochs ]; then
 					timeout -k 10 300 env DACCE_LOG= DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
+				elif [ $mode = relocate ]; then
+					timeout -k 10 300 env DACCE_LOG= DACCE_RELOCATE=1 DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
 				elif [ $mode = heapcheck ]; then
 					timeout -k 10 300 env DACCE_LOG= DACCE_HEAP_CHECK=1 DACCE_EPOCH_STRESS=1 DACCE_EPOCH_INTERVAL_MS=1 LD_PRELOAD="$lib" "$bin" >"$bin.$mode" 2>&1
 				else

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: MIT
+#include "relocated.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "code_names.h"
+#include "debug_returns.h"
+#include "env.h"
+#include "grow.h"
+#include "relocate.h"
+#include "rt.h"
+#include "rt_state.h"
+#include "scan.h"
+#include "tramp.h"
+
+/* A function kept for moving: its original bytes and its sites. */
+struct kept {
+	uintptr_t start, end;
+	uint32_t node;
+	uint8_t *bytes;
+	uint32_t *sites;
+	uint32_t n_sites;
+	uint32_t copy;  /* its copy in use (index in copies), or NO_COPY */
+	uint32_t ready; /* a copy built ahead for the next epoch, or NO_COPY */
+	uint32_t entry_at; /* offset of the entry's jump: 0, or 4 after an endbr64 */
+};
+
+/* An inline call of a copy: what disarming it needs. */
+struct inline_call {
+	uint32_t site;
+	uint32_t code_at, return_at;
+	enum dacce_rt_op_kind kind; /* what its code does to the id */
+	uint64_t en;
+};
+
+struct copy {
+	uintptr_t exec;
+	size_t len;
+	uint32_t kept;
+	uint32_t entry_at; /* the copy's offset of the instruction the entry's jump goes to */
+	bool branch_into_entry; /* a branch lands inside the bytes that jump would cover */
+	bool disarmed;
+	struct dacce_reloc_pair *pairs;
+	size_t n_pairs;
+	struct inline_call *calls;
+	size_t n_calls;
+};
+
+#define NO_COPY UINT32_MAX
+
+static struct {
+	bool wanted;
+	struct kept *kept;
+	size_t n_kept, cap_kept;
+	struct copy *copies;
+	size_t n_copies, cap_copies;
+	uint32_t *by_exec; /* copies sorted by exec, as many as there were at the last epoch */
+	size_t n_by_exec;
+	struct dacce_hashmap by_start; /* function start -> index in kept */
+	uint64_t built, refused;
+} rl;
+
+void rt_relocate_start(bool debugged)
+{
+	const char *v = dacce_env("DACCE_RELOCATE");
+
+	/* A debugger's breakpoints are on the originals: they would not stop in a copy. */
+	rl.wanted = v && strcmp(v, "1") == 0 && !debugged;
+	dacce_hashmap_init(&rl.by_start);
+}
+
+bool rt_relocate_wanted(void)
+{
+	return rl.wanted;
+}
+
+int rt_relocate_keep(const struct dacce_func *fn, uint32_t node, const uint8_t *bytes,
+		     const uint32_t *sites, uint32_t n_sites)
+{
+	size_t len = fn->end - fn->start;
+	struct kept k = {
+		.start = fn->start, .end = fn->end, .node = node, .copy = NO_COPY, .ready = NO_COPY,
+	};
+	int err;
+
+	if (!rl.wanted || len > DACCE_RELOC_MAX_FUNCTION || (fn->flags & DACCE_FUNC_END_GUESSED))
+		return 0;
+	err = dacce_grow((void **)&rl.kept, &rl.cap_kept, rl.n_kept + 1, sizeof(*rl.kept));
+	if (err)
+		return err;
+	k.bytes = malloc(len);
+	k.sites = malloc((n_sites ? n_sites : 1) * sizeof(*k.sites));
+	if (!k.bytes || !k.sites) {
+		free(k.bytes);
+		free(k.sites);
+		return -ENOMEM;
+	}
+	err = dacce_hashmap_put(&rl.by_start, fn->start, (uint32_t)rl.n_kept);
+	if (err) {
+		free(k.bytes);
+		free(k.sites);
+		return err;
+	}
+	memcpy(k.bytes, bytes, len);
+	memcpy(k.sites, sites, n_sites * sizeof(*sites));
+	k.n_sites = n_sites;
+	k.entry_at = len >= 4 && dacce_scan_endbr64(bytes) ? 4 : 0;
+	rl.kept[rl.n_kept++] = k;
+	return 0;
+}
+
+/* A direct `call rel32` of a shape whose operation can go inline. */
+static bool inline_shape(const struct rt_site *site)
+{
+	return site->scan.len == 5 && site->original[0] == 0xe8 && !site->trapped &&
+	       !site->dispatched && !site->borrowed && site->scan.target;
+}
+
+/*
+ * Whether a site's call goes inline, and with what operation: in the epoch
+ * in place (next NULL: the site's own operation), or in next, as
+ * op_for_edge_in (rt.c) would give it.
+ */
+static bool inline_op(const struct rt_site *site, const struct dacce_dict *next,
+		      rt_relocate_op_fn op_for, struct dacce_rt_op *op)
+{
+	if (!inline_shape(site))
+		return false;
+	if (site->native) {
+		*op = (struct dacce_rt_op){ .kind = DACCE_RT_OP_NONE };
+		return true;
+	}
+	if (!site->tramp || !site->tramp_after)
+		return false; /* never called yet: its first call goes through the original */
+	if (!next)
+		*op = site->op;
+	else if (op_for(next, site->edge, op) != 0)
+		return false;
+	return op->kind == DACCE_RT_OP_NONE || op->kind == DACCE_RT_OP_ADD;
+}
+
+/* Where the original takes a site that leaves the copy on: the first byte its patch covers. */
+static uintptr_t leave_to(const struct rt_site *site)
+{
+	if (site->borrowed_two && site->bytes && !site->hopped)
+		return site->scan.prev2;
+	if (site->borrowed && site->bytes && !site->hopped)
+		return site->scan.prev;
+	return site->scan.addr;
+}
+
+/* The sites of k as the copier takes them, in address order; *n_inline of them inline. */
+static int reloc_sites(const struct kept *k, const struct dacce_dict *next, rt_relocate_op_fn op_for,
+		       struct dacce_reloc_site **out, size_t *n_inline)
+{
+	struct dacce_reloc_site *s = calloc(k->n_sites ? k->n_sites : 1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	*n_inline = 0;
+	for (uint32_t i = 0; i < k->n_sites; i++) {
+		const struct rt_site *site = &rt.sites[k->sites[i]];
+
+		s[i].addr = site->scan.addr;
+		s[i].leave_to = leave_to(site);
+		s[i].inline_call = inline_op(site, next, op_for, &s[i].op);
+		s[i].target = site->scan.target;
+		*n_inline += s[i].inline_call && !site->native;
+	}
+	*out = s;
+	return 0;
+}
+
+/*
+ * Whether copy c does what the epoch in place (next NULL) or next asks of
+ * every site of k: the same calls inline, with the same effect on the id
+ * (what the code counts may differ: counts are not the context).
+ */
+static bool copy_fits(const struct kept *k, const struct copy *c, const struct dacce_dict *next,
+		      rt_relocate_op_fn op_for)
+{
+	size_t call = 0;
+
+	for (uint32_t i = 0; i < k->n_sites; i++) {
+		struct dacce_rt_op op;
+		bool in = inline_op(&rt.sites[k->sites[i]], next, op_for, &op);
+		bool was = call < c->n_calls && c->calls[call].site == k->sites[i];
+
+		if (in != was)
+			return false;
+		if (in && (c->calls[call].kind != op.kind || c->calls[call].en != op.en))
+			return false;
+		call += was;
+	}
+	return true;
+}
+
+/* Whether the entry's jump would cover nothing else a thread may come to. */
+static bool entry_is_free(const struct kept *k, const struct copy *c)
+{
+	uintptr_t entry = k->start + k->entry_at;
+
+	if (k->end - entry < 5 || dacce_reloc_original_of(c->pairs, c->n_pairs, c->entry_at) != k->entry_at ||
+	    c->branch_into_entry)
+		return false;
+	for (uint32_t i = 0; i < k->n_sites; i++) {
+		const struct rt_site *site = &rt.sites[k->sites[i]];
+
+		if (leave_to(site) < entry + 5 && site->scan.addr + site->scan.len > entry)
+			return false;
+	}
+	/* Nothing else of ours is written there (an armed entry's int3). */
+	return memcmp((const void *)entry, k->bytes + k->entry_at, 5) == 0;
+}
+
+static int write_jmp(uintptr_t at, uintptr_t to)
+{
+	uint8_t *write = dacce_codecache_writable(&rt.cache, at);
+	uint8_t jmp[5];
+	int err;
+
+	if (!write)
+		return -EFAULT;
+	err = dacce_tramp_jmp_bytes(at, to, jmp);
+	if (!err)
+		memcpy(write, jmp, sizeof(jmp));
+	return err;
+}
+
+/*
+ * A copy in use stops doing operations: its inline calls leave for the
+ * original sites, and its return points go where the sites' code returns now.
+ */
+static int disarm(struct copy *c)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < c->n_calls && !err; i++) {
+		const struct rt_site *site = &rt.sites[c->calls[i].site];
+		uintptr_t back = site->native || !site->tramp_after ? site->scan.addr + site->scan.len
+								    : site->tramp_after;
+
+		err = write_jmp(c->exec + c->calls[i].code_at, site->scan.addr);
+		if (!err)
+			err = write_jmp(c->exec + c->calls[i].return_at, back);
+	}
+	c->disarmed = true;
+	return err;
+}
+
+/* Return points of a copy: unwinders and debuggers see the original's return address. */
+static int note_returns(const struct copy *c)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < c->n_calls && !err; i++) {
+		const struct rt_site *site = &rt.sites[c->calls[i].site];
+		uintptr_t at = c->exec + c->calls[i].return_at;
+
+		err = dacce_hashmap_put(&rt.return_edge, at, site->edge);
+		if (!err)
+			err = dacce_debug_returns_add(at, site->scan.addr + site->scan.len);
+	}
+	return err;
+}
+
+static int keep_calls(struct copy *c, const struct kept *k, const struct dacce_reloc_site *s)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < k->n_sites; i++)
+		n += s[i].inline_call;
+	c->calls = calloc(n ? n : 1, sizeof(*c->calls));
+	if (!c->calls)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < k->n_sites; i++)
+		if (s[i].inline_call)
+			c->calls[c->n_calls++] = (struct inline_call){
+				.site = k->sites[i], .code_at = s[i].code_at, .return_at = s[i].return_at,
+				.kind = s[i].op.kind, .en = s[i].op.en,
+			};
+	return 0;
+}
+
+/*
+ * Lays out, places and writes k's copy for the operations of next (NULL:
+ * of the epoch in place), not in use yet: 0 and *out, -ENODATA when no call
+ * of it would go inline, or why it cannot move.
+ */
+static int build(const struct kept *k, const struct dacce_dict *next, rt_relocate_op_fn op_for,
+		 struct copy *out)
+{
+	struct dacce_reloc_copy layout;
+	struct dacce_reloc_site *s = NULL;
+	size_t n_inline;
+	uintptr_t exec;
+	uint8_t *write;
+	long entry;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	memset(&layout, 0, sizeof(layout));
+	err = reloc_sites(k, next, op_for, &s, &n_inline);
+	if (!err && n_inline == 0)
+		err = -ENODATA;
+	if (!err)
+		err = dacce_relocate_layout(k->bytes, k->start, k->end, rt.tpoff, s, k->n_sites, &layout);
+	if (err)
+		goto cleanup;
+	err = dacce_codecache_alloc(&rt.cache, k->start, k->end, layout.len, 16, &exec, &write);
+	if (err)
+		goto cleanup;
+	err = dacce_relocate_place(&layout, exec);
+	if (err) {
+		dacce_codecache_trim(&rt.cache, exec, layout.len, 0);
+		goto cleanup;
+	}
+	memcpy(write, layout.code, layout.len);
+	entry = dacce_reloc_copy_of(&layout, k->entry_at);
+	*out = (struct copy){
+		.exec = exec, .len = layout.len, .kept = (uint32_t)(k - rl.kept),
+		.pairs = layout.pairs, .n_pairs = layout.n_pairs,
+		.entry_at = entry < 0 ? 0 : (uint32_t)entry,
+		.branch_into_entry = dacce_reloc_branch_into(&layout, k->entry_at, k->entry_at + 5),
+	};
+	layout.pairs = NULL;
+	err = keep_calls(out, k, s);
+	if (!err)
+		err = note_returns(out);
+	if (!err)
+		rt_code_named("copy", exec, layout.len, k->start);
+cleanup:
+	dacce_reloc_copy_fini(&layout);
+	free(s);
+	return err;
+}
+
+/* Builds k's copy and keeps it as k's ready one: 0, or -ENOMEM (any other failure leaves k as it is). */
+static int build_ready(struct kept *k, const struct dacce_dict *next, rt_relocate_op_fn op_for)
+{
+	struct copy c;
+	int err = dacce_grow((void **)&rl.copies, &rl.cap_copies, rl.n_copies + 1, sizeof(*rl.copies));
+
+	if (err)
+		return err;
+	err = build(k, next, op_for, &c);
+	if (err) {
+		free(c.pairs);
+		free(c.calls);
+		if (err != -ENODATA)
+			rl.refused++;
+		return err == -ENOMEM ? err : 0;
+	}
+	/* Not reachable until installed: nothing else to undo if it is never used. */
+	rl.copies[rl.n_copies] = c;
+	k->ready = (uint32_t)rl.n_copies++;
+	return 0;
+}
+
+static int prebuild_one(struct kept *k, const struct dacce_dict *next, rt_relocate_op_fn op_for)
+{
+	const struct rt_module *m = rt_module_at(k->start);
+
+	if (!m || m->later || m->closed)
+		return 0;
+	if (k->copy != NO_COPY && !rl.copies[k->copy].disarmed &&
+	    copy_fits(k, &rl.copies[k->copy], next, op_for))
+		return 0;
+	if (k->ready != NO_COPY && copy_fits(k, &rl.copies[k->ready], next, op_for))
+		return 0;
+	k->ready = NO_COPY;
+	return build_ready(k, next, op_for);
+}
+
+/* Functions looked at per hold of the lock: short holds, so first calls go on. */
+#define PREBUILD_FUNCTIONS 32
+
+int rt_relocate_prebuild(const struct dacce_dict *next, rt_relocate_op_fn op_for)
+{
+	size_t i = 0;
+	int err = 0;
+
+	if (!rl.wanted)
+		return 0;
+	while (!err) {
+		sigset_t saved;
+		bool done;
+
+		rt_lock(&saved);
+		/* As rt_prebuild_code: a module being closed may go at any moment. */
+		if (rt.loader_busy || rt.dict == NULL) {
+			rt_unlock(&saved);
+			break;
+		}
+		for (size_t n = 0; n < PREBUILD_FUNCTIONS && i < rl.n_kept && !err &&
+				   (n == 0 || !dacce_lock_waited_for(&rt.lock));
+		     n++, i++)
+			err = prebuild_one(&rl.kept[i], next, op_for);
+		done = i >= rl.n_kept;
+		rt_unlock(&saved);
+		if (done)
+			break;
+	}
+	return err;
+}
+
+static int cmp_exec(const void *a, const void *b)
+{
+	uintptr_t x = rl.copies[*(const uint32_t *)a].exec, y = rl.copies[*(const uint32_t *)b].exec;
+
+	return x < y ? -1 : x > y;
+}
+
+static int index_copies(void)
+{
+	uint32_t *by = realloc(rl.by_exec, (rl.n_copies ? rl.n_copies : 1) * sizeof(*by));
+
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < rl.n_copies; i++)
+		by[i] = (uint32_t)i;
+	qsort(by, rl.n_copies, sizeof(*by), cmp_exec);
+	rl.by_exec = by;
+	rl.n_by_exec = rl.n_copies;
+	return 0;
+}
+
+/* Points k's entry at copy c; the first time, threads inside the bytes the jump covers move into c. */
+static int point_entry(struct kept *k, const struct copy *c, struct dacce_patch_runs *writes,
+		       void (*moved)(uintptr_t from, uintptr_t to, void *ctx), void *ctx)
+{
+	uintptr_t entry = k->start + k->entry_at;
+	uint8_t jmp[5];
+	int err;
+
+	err = dacce_tramp_jmp_bytes(entry, c->exec + c->entry_at, jmp);
+	if (!err)
+		err = dacce_patch_runs_add(writes, entry, jmp, sizeof(jmp));
+	if (err || k->copy != NO_COPY)
+		return err;
+	for (size_t i = 0; i < c->n_pairs; i++) {
+		uint32_t at = c->pairs[i].original;
+
+		if (at > k->entry_at && at < k->entry_at + 5)
+			moved(k->start + at, c->exec + c->pairs[i].copy, ctx);
+	}
+	return 0;
+}
+
+/*
+ * A copy's call of a function whose copy is in use goes straight to that
+ * copy: through the original's entry it would take one more jump.
+ */
+static void call_copies(const struct copy *c)
+{
+	for (size_t i = 0; i < c->n_calls; i++) {
+		const struct rt_site *site = &rt.sites[c->calls[i].site];
+		uintptr_t at = c->exec + c->calls[i].return_at - 4, to = site->scan.target;
+		uint8_t *write = dacce_codecache_writable(&rt.cache, at);
+		uint32_t k;
+		int64_t rel;
+		int32_t rel32;
+
+		if (dacce_hashmap_get(&rl.by_start, site->scan.target, &k) == 0 &&
+		    rl.kept[k].copy != NO_COPY && rl.kept[k].entry_at == 0)
+			to = rl.copies[rl.kept[k].copy].exec + rl.copies[rl.kept[k].copy].entry_at;
+		rel = (int64_t)(to - (at + 4));
+		if (rel != (int32_t)rel || !write)
+			continue;
+		rel32 = (int32_t)rel;
+		memcpy(write, &rel32, sizeof(rel32));
+	}
+}
+
+/* In the stop: k's copy for the epoch now in place, if one is ready; else none that is wrong. */
+static int install_one(struct kept *k, struct dacce_patch_runs *writes,
+		       void (*moved)(uintptr_t from, uintptr_t to, void *ctx), void *ctx, bool *changed)
+{
+	struct copy *cur = k->copy == NO_COPY ? NULL : &rl.copies[k->copy];
+	struct copy *ready = k->ready == NO_COPY ? NULL : &rl.copies[k->ready];
+	int err = 0;
+
+	*changed = false;
+	k->ready = NO_COPY;
+	if (cur && !cur->disarmed && copy_fits(k, cur, NULL, NULL))
+		return 0;
+	if (ready && !copy_fits(k, ready, NULL, NULL))
+		ready = NULL;
+	if (ready && !cur && !entry_is_free(k, ready))
+		ready = NULL;
+	if (cur && !cur->disarmed)
+		err = disarm(cur); /* its operations are the last epoch's */
+	if (!err && ready)
+		err = point_entry(k, ready, writes, moved, ctx);
+	if (!err && ready) {
+		k->copy = (uint32_t)(ready - rl.copies);
+		rl.built++;
+		*changed = true;
+	}
+	return err;
+}
+
+int rt_relocate_epoch(struct dacce_patch_runs *writes,
+		      void (*moved)(uintptr_t from, uintptr_t to, void *ctx), void *ctx)
+{
+	uint64_t built = rl.built;
+	size_t changed = 0;
+	int err = 0;
+
+	if (!rl.wanted)
+		return 0;
+	for (size_t i = 0; i < rl.n_kept && !err; i++) {
+		bool one;
+
+		err = install_one(&rl.kept[i], writes, moved, ctx, &one);
+		changed += one;
+	}
+	for (size_t i = 0; i < rl.n_kept && !err && changed; i++)
+		if (rl.kept[i].copy != NO_COPY && !rl.copies[rl.kept[i].copy].disarmed)
+			call_copies(&rl.copies[rl.kept[i].copy]);
+	if (!err)
+		err = index_copies();
+	dacce_rt_log(false, "copies: %llu functions moved (%llu in all, %llu could not move)",
+		     (unsigned long long)(rl.built - built), (unsigned long long)rl.built,
+		     (unsigned long long)rl.refused);
+	return err;
+}
+
+bool rt_relocated_at(uintptr_t pc, uintptr_t *original, uint32_t *node)
+{
+	size_t lo = 0, hi = rl.n_by_exec;
+
+	/* Copies built ahead since are in no thread's way before the epoch that installs them. */
+	if (!rl.by_exec)
+		return false;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct copy *c = &rl.copies[rl.by_exec[mid]];
+
+		if (pc < c->exec) {
+			hi = mid;
+		} else if (pc >= c->exec + c->len) {
+			lo = mid + 1;
+		} else {
+			const struct kept *k = &rl.kept[c->kept];
+			long at = dacce_reloc_original_of(c->pairs, c->n_pairs, (uint32_t)(pc - c->exec));
+
+			*original = at < 0 ? 0 : k->start + (uintptr_t)at;
+			*node = k->node;
+			return true;
+		}
+	}
+	return false;
+}
