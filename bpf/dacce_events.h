@@ -120,6 +120,16 @@ struct dacce_ev_code_region {
 #define DACCE_CODE_TAIL_STUB 0xffffffffu
 #define DACCE_CODE_NO_SITE 0xfffffffeu
 #define DACCE_CODE_STAND_IN 0xfffffffdu
+/*
+ * A function's copy (runtime/relocated.h): address is its start, and
+ * site_offset holds the function's node (low 32 bits) and the copy's length
+ * (high 32 bits).  A sample in it is in that function, except at an
+ * instruction announced as DACCE_CODE_INSIDE_OP: inside an inline call's
+ * operation, where the id already (or still) counts a call the thread is not
+ * in, so the context does not decode as the thread's.
+ */
+#define DACCE_CODE_COPY 0xfffffffcu
+#define DACCE_CODE_INSIDE_OP 0xfffffffbu
 
 struct dacce_ev_code_entry {
 	struct dacce_ev_header h;

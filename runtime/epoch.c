@@ -50,6 +50,7 @@
 #include "prebuilt.h"
 #include "probes.h"
 #include "rt.h"
+#include "relocated.h"
 #include "rt_state.h"
 #include "signals.h"
 #include "single_thread.h"
@@ -562,6 +563,13 @@ static int reencode_stopped(struct dacce_dict *next)
 	err = rt_apply_code(plan, moved, &all);
 	if (err)
 		rt_fatal("installing the code of a new epoch", err);
+	for (size_t i = 0; i < all.n; i++) {
+		struct dacce_thread *t = all.threads[i].thread;
+		uintptr_t in_copy = t->resume_pc ? 0 : rt_relocated_resume(t->pc);
+
+		if (in_copy)
+			t->resume_pc = in_copy;
+	}
 	for (size_t i = 0; i < all.n; i++) {
 		store_state(&all.threads[i]);
 		all.threads[i].thread->tls->reset_id = next->max_id + 1;

@@ -2,6 +2,7 @@
 #include "relocate.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,21 +16,15 @@ struct dacce_reloc_fixup {
 	uint32_t pos, end;
 	uint64_t target;
 	bool inside; /* target is an offset of the original function: its place in the copy */
-};
-
-/* One decoded instruction of the original. */
-struct insn {
-	uint32_t at;
-	uint8_t len;
+	bool rel8;   /* a short branch's displacement (inside only) */
 };
 
 struct layout {
+	const struct dacce_reloc_code *decoded;
+	const bool *short_ok; /* per instruction: a branch inside that keeps its rel8, or NULL */
 	const uint8_t *code;
 	uintptr_t start, end;
 	int32_t tpoff;
-	ZydisDecoder decoder;
-	struct insn *insns;
-	size_t n_insns;
 	struct dacce_reloc_copy *out;
 	size_t cap_code, cap_pairs, cap_fixups;
 };
@@ -96,6 +91,8 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* ------------------------------------------------------------------ decoding */
+
 static bool is_rip_relative(const ZydisDecodedInstruction *insn)
 {
 	return (insn->attributes & ZYDIS_ATTRIB_HAS_MODRM) && insn->raw.modrm.mod == 0 &&
@@ -111,58 +108,55 @@ static int relative_imm(const ZydisDecodedInstruction *insn)
 	return -1;
 }
 
-static uintptr_t branch_target(const ZydisDecodedInstruction *insn, int imm, uintptr_t pc)
+/* What the layout needs of one instruction at pc. */
+static struct dacce_reloc_insn classify(const ZydisDecodedInstruction *insn, const uint8_t *bytes,
+					uintptr_t pc, uintptr_t start)
 {
-	return pc + insn->length + (uintptr_t)insn->raw.imm[imm].value.s;
-}
+	struct dacce_reloc_insn r = { .at = (uint32_t)(pc - start), .len = insn->length };
+	int imm = relative_imm(insn);
+	uint8_t prefixes = insn->raw.prefix_count, opcode;
 
-/* First pass: every instruction's bounds, and the offsets branches inside the function reach. */
-static int decode_all(struct layout *l)
-{
-	struct dacce_reloc_copy *c = l->out;
-	size_t cap = 0, cap_targets = 0;
-	int err;
-
-	for (uintptr_t pc = l->start; pc < l->end;) {
-		ZydisDecoderContext ctx;
-		ZydisDecodedInstruction insn;
-		int imm;
-
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&l->decoder, &ctx, l->code + (pc - l->start),
-								 l->end - pc, &insn)))
-			return -EILSEQ;
-		err = dacce_grow((void **)&l->insns, &cap, l->n_insns + 1, sizeof(*l->insns));
-		if (err)
-			return err;
-		l->insns[l->n_insns++] = (struct insn){ .at = (uint32_t)(pc - l->start), .len = insn.length };
-		imm = relative_imm(&insn);
-		if (imm >= 0) {
-			uintptr_t target = branch_target(&insn, imm, pc);
-
-			if (target >= l->start && target < l->end) {
-				err = dacce_grow((void **)&c->branch_targets, &cap_targets, c->n_branch_targets + 1,
-					   sizeof(*c->branch_targets));
-				if (err)
-					return err;
-				c->branch_targets[c->n_branch_targets++] = (uint32_t)(target - l->start);
-			}
+	if (imm < 0) {
+		if (insn->mnemonic == ZYDIS_MNEMONIC_CALL) {
+			r.kind = DACCE_RELOC_CALL_OTHER;
+		} else if (is_rip_relative(insn)) {
+			r.kind = DACCE_RELOC_RIP;
+			r.disp_at = insn->raw.disp.offset;
+			r.target = pc + insn->length + (uintptr_t)insn->raw.disp.value;
 		}
-		pc += insn.length;
+		return r;
 	}
-	qsort(c->branch_targets, c->n_branch_targets, sizeof(*c->branch_targets), cmp_u32);
-	return 0;
+	r.target = pc + insn->length + (uintptr_t)insn->raw.imm[imm].value.s;
+	r.prefixes = prefixes;
+	opcode = bytes[insn->raw.imm[imm].offset - 1];
+	/* REX or VEX before the opcode, loop, jrcxz, xbegin: not a plain branch. */
+	r.kind = DACCE_RELOC_OTHER_RELATIVE;
+	if (insn->mnemonic == ZYDIS_MNEMONIC_CALL) {
+		r.kind = DACCE_RELOC_CALL;
+	} else if (insn->raw.imm[imm].offset == prefixes + 1 && insn->mnemonic == ZYDIS_MNEMONIC_JMP &&
+		   (opcode == 0xeb || opcode == 0xe9)) {
+		r.kind = DACCE_RELOC_JMP;
+	} else if (insn->raw.imm[imm].offset == prefixes + 1 && opcode >= 0x70 && opcode <= 0x7f) {
+		r.kind = DACCE_RELOC_JCC;
+		r.cc = (uint8_t)(opcode - 0x70);
+	} else if (insn->raw.imm[imm].offset == prefixes + 2 && bytes[prefixes] == 0x0f &&
+		   opcode >= 0x80 && opcode <= 0x8f) {
+		r.kind = DACCE_RELOC_JCC;
+		r.cc = (uint8_t)(opcode - 0x80);
+	}
+	return r;
 }
 
-static bool is_insn_start(const struct layout *l, uint32_t at)
+static bool is_insn_start(const struct dacce_reloc_code *d, uint32_t at)
 {
-	size_t lo = 0, hi = l->n_insns;
+	size_t lo = 0, hi = d->n_insns;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (l->insns[mid].at == at)
+		if (d->insns[mid].at == at)
 			return true;
-		if (l->insns[mid].at < at)
+		if (d->insns[mid].at < at)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -170,57 +164,120 @@ static bool is_insn_start(const struct layout *l, uint32_t at)
 	return false;
 }
 
-/* A relative branch, rel8 widened to rel32, its legacy prefixes kept. */
-static int emit_branch(struct layout *l, const ZydisDecodedInstruction *insn, const uint8_t *bytes,
-		       uintptr_t pc, int imm)
+int dacce_relocate_decode(const uint8_t *code, uintptr_t start, uintptr_t end,
+			  struct dacce_reloc_code *out)
 {
-	uint8_t opcode = bytes[insn->raw.imm[imm].offset - 1];
-	uint8_t prefixes = insn->raw.prefix_count;
-	uint8_t form[2];
-	size_t n_form;
-	int err;
+	size_t cap = 0, cap_targets = 0;
+	ZydisDecoder decoder;
+	int err = 0;
 
-	if (insn->raw.imm[imm].offset != prefixes + 1 + (opcode >= 0x80 && opcode <= 0x8f &&
-							  bytes[prefixes] == 0x0f))
-		return -ENOTSUP; /* REX or VEX before the opcode: not a plain branch */
-	if (insn->mnemonic == ZYDIS_MNEMONIC_JMP && (opcode == 0xeb || opcode == 0xe9)) {
-		form[0] = 0xe9;
-		n_form = 1;
-	} else if (insn->meta.category == ZYDIS_CATEGORY_COND_BR && opcode >= 0x70 && opcode <= 0x7f) {
-		form[0] = 0x0f;
-		form[1] = (uint8_t)(0x80 + (opcode - 0x70));
-		n_form = 2;
-	} else if (insn->meta.category == ZYDIS_CATEGORY_COND_BR && opcode >= 0x80 && opcode <= 0x8f) {
-		form[0] = 0x0f;
-		form[1] = opcode;
-		n_form = 2;
-	} else {
-		return -ENOTSUP; /* loop, jrcxz, xbegin, a call that is no site */
+	memset(out, 0, sizeof(*out));
+	if (!code || end <= start || end - start > DACCE_RELOC_MAX_FUNCTION)
+		return -EINVAL;
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return -EINVAL;
+	for (uintptr_t pc = start; pc < end && !err;) {
+		const uint8_t *bytes = code + (pc - start);
+		ZydisDecoderContext ctx;
+		ZydisDecodedInstruction insn;
+		struct dacce_reloc_insn r;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, &ctx, bytes, end - pc, &insn))) {
+			err = -EILSEQ;
+			break;
+		}
+		r = classify(&insn, bytes, pc, start);
+		err = dacce_grow((void **)&out->insns, &cap, out->n_insns + 1, sizeof(*out->insns));
+		if (!err)
+			out->insns[out->n_insns++] = r;
+		if (!err && r.kind >= DACCE_RELOC_JMP && r.target >= start && r.target < end) {
+			err = dacce_grow((void **)&out->branch_targets, &cap_targets,
+					 out->n_branch_targets + 1, sizeof(*out->branch_targets));
+			if (!err)
+				out->branch_targets[out->n_branch_targets++] = (uint32_t)(r.target - start);
+		}
+		pc += insn.length;
 	}
-	err = emit(l, bytes, prefixes);
 	if (!err)
-		err = emit(l, form, n_form);
-	return err ? err : emit_branch_to(l, branch_target(insn, imm, pc));
+		qsort(out->branch_targets, out->n_branch_targets, sizeof(*out->branch_targets), cmp_u32);
+	/* Branches inside the function must land on instructions as decoded here. */
+	for (size_t i = 0; i < out->n_branch_targets && !err; i++)
+		if (!is_insn_start(out, out->branch_targets[i]))
+			err = -ENOTSUP;
+	if (err)
+		dacce_reloc_code_fini(out);
+	return err;
+}
+
+void dacce_reloc_code_fini(struct dacce_reloc_code *code)
+{
+	if (!code)
+		return;
+	free(code->insns);
+	free(code->branch_targets);
+	memset(code, 0, sizeof(*code));
+}
+
+bool dacce_reloc_branch_into(const struct dacce_reloc_code *code, uint32_t lo, uint32_t hi)
+{
+	for (size_t i = 0; i < code->n_branch_targets; i++)
+		if (code->branch_targets[i] > lo && code->branch_targets[i] < hi)
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------ layout */
+
+/* A branch inside the function in its short form: jmp/jcc rel8, filled in when placed. */
+static int emit_short_branch(struct layout *l, const struct dacce_reloc_insn *insn)
+{
+	uint8_t form[2] = { insn->kind == DACCE_RELOC_JMP ? 0xeb : (uint8_t)(0x70 + insn->cc), 0 };
+	struct dacce_reloc_copy *c = l->out;
+	int err = dacce_grow((void **)&c->fixups, &l->cap_fixups, c->n_fixups + 1, sizeof(*c->fixups));
+
+	if (!err)
+		err = emit(l, form, sizeof(form));
+	if (err)
+		return err;
+	c->fixups[c->n_fixups++] = (struct dacce_reloc_fixup){
+		.pos = (uint32_t)c->len - 1, .end = (uint32_t)c->len,
+		.target = insn->target - l->start, .inside = true, .rel8 = true,
+	};
+	return 0;
+}
+
+/* A relative branch, its legacy prefixes kept: rel8 widened to rel32 unless short_ok says it fits. */
+static int emit_branch(struct layout *l, const struct dacce_reloc_insn *insn, const uint8_t *bytes,
+		       size_t index)
+{
+	uint8_t form[2] = { 0x0f, (uint8_t)(0x80 + insn->cc) };
+	int err = emit(l, bytes, insn->prefixes);
+
+	if (!err && l->short_ok && l->short_ok[index])
+		return emit_short_branch(l, insn);
+
+	if (!err && insn->kind == DACCE_RELOC_JMP)
+		err = emit(l, (const uint8_t *)"\xe9", 1);
+	else if (!err)
+		err = emit(l, form, sizeof(form));
+	return err ? err : emit_branch_to(l, insn->target);
 }
 
 /* An instruction copied as it is, a RIP-relative displacement made to reach the same address. */
-static int emit_plain(struct layout *l, const ZydisDecodedInstruction *insn, const uint8_t *bytes,
-		      uintptr_t pc)
+static int emit_plain(struct layout *l, const struct dacce_reloc_insn *insn, const uint8_t *bytes)
 {
 	struct dacce_reloc_copy *c = l->out;
 	size_t at = c->len;
 	int err;
 
-	err = emit(l, bytes, insn->length);
-	if (err || !is_rip_relative(insn))
+	err = emit(l, bytes, insn->len);
+	if (err || insn->kind != DACCE_RELOC_RIP)
 		return err;
 	err = dacce_grow((void **)&c->fixups, &l->cap_fixups, c->n_fixups + 1, sizeof(*c->fixups));
 	if (err)
 		return err;
 	c->fixups[c->n_fixups++] = (struct dacce_reloc_fixup){
-		.pos = (uint32_t)(at + insn->raw.disp.offset),
-		.end = (uint32_t)c->len,
-		.target = pc + insn->length + (uintptr_t)insn->raw.disp.value,
+		.pos = (uint32_t)(at + insn->disp_at), .end = (uint32_t)c->len, .target = insn->target,
 	};
 	return 0;
 }
@@ -256,19 +313,16 @@ static int emit_inline_call(struct layout *l, struct dacce_reloc_site *s)
 	/* Room for the jump that forwards the return point (relocated.c). */
 	if (!err && l->out->len - after_at < 5)
 		err = emit(l, (const uint8_t *)NOP5, 5);
+	s->end_at = (uint32_t)l->out->len;
 	return err;
 }
 
 /* Leaves the copy for the original at the site (a conditional one only when its condition holds). */
-static int emit_leave(struct layout *l, const ZydisDecodedInstruction *insn, const uint8_t *bytes,
+static int emit_leave(struct layout *l, const struct dacce_reloc_insn *insn,
 		      const struct dacce_reloc_site *s)
 {
-	int imm = relative_imm(insn);
-
-	if (insn->meta.category == ZYDIS_CATEGORY_COND_BR && imm >= 0) {
-		uint8_t opcode = bytes[insn->raw.imm[imm].offset - 1];
-		uint8_t cc = (uint8_t)((opcode >= 0x80 ? opcode - 0x80 : opcode - 0x70) & 0xf);
-		uint8_t form[2] = { 0x0f, (uint8_t)(0x80 + cc) };
+	if (insn->kind == DACCE_RELOC_JCC) {
+		uint8_t form[2] = { 0x0f, (uint8_t)(0x80 + insn->cc) };
 		int err = emit(l, form, sizeof(form));
 
 		return err ? err : emit_rel32(l, s->addr, false);
@@ -286,26 +340,26 @@ static uint32_t leave_at(const struct layout *l, struct dacce_reloc_site *s)
 	uint32_t site = (uint32_t)(s->addr - l->start);
 
 	if (s->inline_call || s->leave_to >= s->addr || s->leave_to < l->start ||
-	    !is_insn_start(l, (uint32_t)(s->leave_to - l->start)) ||
-	    dacce_reloc_branch_into(l->out, (uint32_t)(s->leave_to - l->start), site + 1))
+	    !is_insn_start(l->decoded, (uint32_t)(s->leave_to - l->start)) ||
+	    dacce_reloc_branch_into(l->decoded, (uint32_t)(s->leave_to - l->start), site + 1))
 		s->leave_to = s->addr;
 	return (uint32_t)(s->leave_to - l->start);
 }
 
 static int emit_all(struct layout *l, struct dacce_reloc_site *sites, size_t n_sites)
 {
+	const struct dacce_reloc_code *d = l->decoded;
 	size_t next_site = 0;
 	uint32_t skip_to = 0;
 
 	for (size_t i = 0; i < n_sites; i++)
 		(void)leave_at(l, &sites[i]);
-	for (size_t i = 0; i < l->n_insns; i++) {
-		const uint8_t *bytes = l->code + l->insns[i].at;
-		uintptr_t pc = l->start + l->insns[i].at;
+	for (size_t i = 0; i < d->n_insns; i++) {
+		const struct dacce_reloc_insn *insn = &d->insns[i];
+		const uint8_t *bytes = l->code + insn->at;
+		uintptr_t pc = l->start + insn->at;
 		struct dacce_reloc_site *site = NULL, *leaving = NULL;
-		ZydisDecoderContext ctx;
-		ZydisDecodedInstruction insn;
-		int imm, err;
+		int err;
 
 		while (next_site < n_sites && sites[next_site].addr < pc)
 			next_site++;
@@ -315,34 +369,25 @@ static int emit_all(struct layout *l, struct dacce_reloc_site *sites, size_t n_s
 		for (size_t k = next_site; k < n_sites && sites[k].leave_to <= pc + 15; k++)
 			if (!sites[k].inline_call && sites[k].leave_to == pc && sites[k].addr != pc)
 				leaving = &sites[k];
-		if (l->insns[i].at < skip_to)
+		if (insn->at < skip_to)
 			continue; /* covered by a jump out emitted before it */
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&l->decoder, &ctx, bytes, l->end - pc, &insn)))
-			return -EILSEQ;
-		err = add_pair(l, l->insns[i].at);
+		err = add_pair(l, insn->at);
 		if (err)
 			return err;
 		if (leaving) {
 			leaving->code_at = (uint32_t)l->out->len;
 			err = emit_jump_out(l, leaving->leave_to);
-			skip_to = (uint32_t)(leaving->addr - l->start);
-			if (err)
-				return err;
 			/* The site's own instruction is covered too. */
-			skip_to += 1;
-			continue;
-		}
-		if (site) {
+			skip_to = (uint32_t)(leaving->addr - l->start) + 1;
+		} else if (site) {
 			site->code_at = (uint32_t)l->out->len;
-			err = site->inline_call ? emit_inline_call(l, site) : emit_leave(l, &insn, bytes, site);
-		} else if ((imm = relative_imm(&insn)) >= 0) {
-			if (insn.mnemonic == ZYDIS_MNEMONIC_CALL)
-				return -ENOTSUP; /* a call the runtime does not know as a site */
-			err = emit_branch(l, &insn, bytes, pc, imm);
-		} else if (insn.mnemonic == ZYDIS_MNEMONIC_CALL) {
-			return -ENOTSUP;
+			err = site->inline_call ? emit_inline_call(l, site) : emit_leave(l, insn, site);
+		} else if (insn->kind == DACCE_RELOC_JMP || insn->kind == DACCE_RELOC_JCC) {
+			err = emit_branch(l, insn, bytes, i);
+		} else if (insn->kind == DACCE_RELOC_PLAIN || insn->kind == DACCE_RELOC_RIP) {
+			err = emit_plain(l, insn, bytes);
 		} else {
-			err = emit_plain(l, &insn, bytes, pc);
+			return -ENOTSUP; /* a call the runtime does not know as a site; loop, jrcxz, xbegin */
 		}
 		if (err)
 			return err;
@@ -350,42 +395,82 @@ static int emit_all(struct layout *l, struct dacce_reloc_site *sites, size_t n_s
 	return 0;
 }
 
-/* Branches inside the function and the sites must be on instructions as decoded here. */
-static int check_targets(const struct layout *l, const struct dacce_reloc_site *sites, size_t n_sites)
+/* From a first pass's layout: which branches inside keep their rel8 (NULL when none). */
+static int shorts_that_fit(const struct layout *l, bool **out)
 {
+	const struct dacce_reloc_code *d = l->decoded;
 	const struct dacce_reloc_copy *c = l->out;
+	bool *short_ok = NULL;
 
-	for (size_t i = 0; i < c->n_branch_targets; i++)
-		if (!is_insn_start(l, c->branch_targets[i]))
-			return -ENOTSUP;
+	*out = NULL;
+	for (size_t i = 0; i < d->n_insns; i++) {
+		const struct dacce_reloc_insn *insn = &d->insns[i];
+		long from, to;
+		int64_t rel;
+
+		if ((insn->kind != DACCE_RELOC_JMP && insn->kind != DACCE_RELOC_JCC) ||
+		    insn->target < l->start || insn->target >= l->end)
+			continue;
+		from = dacce_reloc_copy_of(c, insn->at);
+		to = dacce_reloc_copy_of(c, (uint32_t)(insn->target - l->start));
+		if (from < 0 || to < 0)
+			continue;
+		rel = (int64_t)to - (from + insn->prefixes + 2);
+		if (rel < INT8_MIN || rel > INT8_MAX)
+			continue;
+		if (!short_ok && !(short_ok = calloc(d->n_insns, sizeof(*short_ok))))
+			return -ENOMEM;
+		short_ok[i] = true;
+	}
+	*out = short_ok;
+	return 0;
+}
+
+/* The sites must be on instructions as decoded, in address order. */
+static int check_sites(const struct layout *l, const struct dacce_reloc_site *sites, size_t n_sites)
+{
 	for (size_t i = 0; i < n_sites; i++)
 		if (sites[i].addr < l->start || sites[i].addr >= l->end ||
-		    !is_insn_start(l, (uint32_t)(sites[i].addr - l->start)) ||
+		    !is_insn_start(l->decoded, (uint32_t)(sites[i].addr - l->start)) ||
 		    (i > 0 && sites[i].addr <= sites[i - 1].addr))
 			return -ENOTSUP;
 	return 0;
 }
 
-int dacce_relocate_layout(const uint8_t *code, uintptr_t start, uintptr_t end, int32_t tpoff,
+int dacce_relocate_layout(const struct dacce_reloc_code *decoded, const uint8_t *code,
+			  uintptr_t start, uintptr_t end, int32_t tpoff,
 			  struct dacce_reloc_site *sites, size_t n_sites, struct dacce_reloc_copy *out)
 {
-	struct layout l = { .code = code, .start = start, .end = end, .tpoff = tpoff, .out = out };
+	struct layout l = {
+		.decoded = decoded, .code = code, .start = start, .end = end, .tpoff = tpoff, .out = out,
+	};
+	bool *short_ok = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!code || end <= start || end - start > DACCE_RELOC_MAX_FUNCTION)
+	if (!decoded || !code || end <= start)
 		return -EINVAL;
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&l.decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
-		return -EINVAL;
-	err = decode_all(&l);
-	if (!err)
-		err = check_targets(&l, sites, n_sites);
+	err = check_sites(&l, sites, n_sites);
 	if (!err)
 		err = emit_all(&l, sites, n_sites);
+	/*
+	 * A second pass keeps the short branches that fit: nothing grows in it,
+	 * so a branch that reaches its target with rel8 from the first pass's
+	 * places reaches it from the second's.  Widened, they made copies longer
+	 * and their loops' heads land elsewhere than the compiler aligned them.
+	 */
+	if (!err)
+		err = shorts_that_fit(&l, &short_ok);
+	if (!err && short_ok) {
+		dacce_reloc_copy_fini(out);
+		l.cap_code = l.cap_pairs = l.cap_fixups = 0;
+		l.short_ok = short_ok;
+		err = emit_all(&l, sites, n_sites);
+	}
 	/* Nothing runs past the end: a function ends in a transfer.  int3 anyway. */
 	if (!err)
 		err = emit(&l, (const uint8_t *)"\xcc\xcc\xcc\xcc\xcc", 5);
-	free(l.insns);
+	free(short_ok);
 	if (err)
 		dacce_reloc_copy_fini(out);
 	return err;
@@ -407,6 +492,12 @@ int dacce_relocate_place(struct dacce_reloc_copy *copy, uintptr_t base)
 			target = base + (uint64_t)at;
 		}
 		rel = (int64_t)(target - (base + f->end));
+		if (f->rel8) {
+			if (rel != (int8_t)rel)
+				return -ERANGE; /* never: the second pass only shrinks */
+			copy->code[f->pos] = (uint8_t)(int8_t)rel;
+			continue;
+		}
 		if (rel != (int32_t)rel)
 			return -ERANGE;
 		rel32 = (uint32_t)(int32_t)rel;
@@ -449,21 +540,12 @@ long dacce_reloc_original_of(const struct dacce_reloc_pair *pairs, size_t n, uin
 	return -1;
 }
 
-bool dacce_reloc_branch_into(const struct dacce_reloc_copy *copy, uint32_t lo, uint32_t hi)
-{
-	for (size_t i = 0; i < copy->n_branch_targets; i++)
-		if (copy->branch_targets[i] > lo && copy->branch_targets[i] < hi)
-			return true;
-	return false;
-}
-
 void dacce_reloc_copy_fini(struct dacce_reloc_copy *copy)
 {
 	if (!copy)
 		return;
 	free(copy->code);
 	free(copy->pairs);
-	free(copy->branch_targets);
 	free(copy->fixups);
 	memset(copy, 0, sizeof(*copy));
 }

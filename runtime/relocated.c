@@ -5,11 +5,17 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <Zydis/Zydis.h>
 
 #include "code_names.h"
+#include "dacce_events.h"
 #include "debug_returns.h"
+#include "entry_notes.h"
 #include "env.h"
 #include "grow.h"
+#include "probes.h"
 #include "relocate.h"
 #include "rt.h"
 #include "rt_state.h"
@@ -26,14 +32,19 @@ struct kept {
 	uint32_t copy;  /* its copy in use (index in copies), or NO_COPY */
 	uint32_t ready; /* a copy built ahead for the next epoch, or NO_COPY */
 	uint32_t entry_at; /* offset of the entry's jump: 0, or 4 after an endbr64 */
+	struct dacce_reloc_code decoded; /* once a copy was first wanted */
+	uintptr_t stub; /* the `jmp` to its copy in use that the entry jumps to, once installed */
+	bool entry_jumps; /* the entry holds the jump to the stub */
+	bool unmovable; /* its code cannot be copied (relocate.h) */
 };
 
 /* An inline call of a copy: what disarming it needs. */
 struct inline_call {
 	uint32_t site;
 	uint32_t code_at, return_at;
-	enum dacce_rt_op_kind kind; /* what its code does to the id */
-	uint64_t en;
+	uint32_t end_at;
+	uint32_t callee; /* the kept function it calls, or NO_COPY */
+	struct dacce_rt_op op; /* what its code does */
 };
 
 struct copy {
@@ -41,6 +52,7 @@ struct copy {
 	size_t len;
 	uint32_t kept;
 	uint32_t entry_at; /* the copy's offset of the instruction the entry's jump goes to */
+	uint32_t start_at; /* ... and of the function's first instruction (where calls go) */
 	bool branch_into_entry; /* a branch lands inside the bytes that jump would cover */
 	bool disarmed;
 	struct dacce_reloc_pair *pairs;
@@ -57,9 +69,16 @@ static struct {
 	size_t n_kept, cap_kept;
 	struct copy *copies;
 	size_t n_copies, cap_copies;
-	uint32_t *by_exec; /* copies sorted by exec, as many as there were at the last epoch */
+	uint32_t *by_exec; /* copies installed, sorted by exec */
 	size_t n_by_exec;
+	uint32_t *kept_by_start; /* kept sorted by start, as many as there were at the last epoch */
+	size_t n_kept_by_start;
 	struct dacce_hashmap by_start; /* function start -> index in kept */
+	struct dacce_hashmap stubs;    /* an entry's stub -> index in kept */
+	uint8_t *changed;	       /* per kept: its copy in use changed in this stop */
+	size_t cap_changed;
+	uint32_t *installed; /* copies installed in this stop */
+	size_t n_installed, cap_installed;
 	uint64_t built, refused;
 } rl;
 
@@ -70,6 +89,7 @@ void rt_relocate_start(bool debugged)
 	/* A debugger's breakpoints are on the originals: they would not stop in a copy. */
 	rl.wanted = v && strcmp(v, "1") == 0 && !debugged;
 	dacce_hashmap_init(&rl.by_start);
+	dacce_hashmap_init(&rl.stubs);
 }
 
 bool rt_relocate_wanted(void)
@@ -139,7 +159,20 @@ static bool inline_op(const struct rt_site *site, const struct dacce_dict *next,
 		*op = site->op;
 	else if (op_for(next, site->edge, op) != 0)
 		return false;
-	return op->kind == DACCE_RT_OP_NONE || op->kind == DACCE_RT_OP_ADD;
+	/*
+	 * A pushed call too, as a trampoline would push it, but not one out of the
+	 * instrumented code (pinned): dacce_backtrace and dacce_context_get know
+	 * such a call by its trampoline's return point (rt.c, called_through_top).
+	 */
+	return op->kind != DACCE_RT_OP_PUSH ||
+	       !(rt.graph->edges[site->edge].flags & DACCE_EDGE_PINNED);
+}
+
+/* Whether two operations do the same to a thread's context (what they count aside). */
+static bool same_effect(const struct dacce_rt_op *a, const struct dacce_rt_op *b)
+{
+	return a->kind == b->kind && a->en == b->en &&
+	       (a->kind != DACCE_RT_OP_PUSH || (a->edge == b->edge && a->compress == b->compress));
 }
 
 /* Where the original takes a site that leaves the copy on: the first byte its patch covers. */
@@ -152,7 +185,19 @@ static uintptr_t leave_to(const struct rt_site *site)
 	return site->scan.addr;
 }
 
-/* The sites of k as the copier takes them, in address order; *n_inline of them inline. */
+/* Whether a site has run: it has code of its own (a trampoline, dispatch code, a target's). */
+static bool has_run(const struct rt_site *site)
+{
+	return site->tramp || site->dispatch || site->n_by_target || site->native || site->promoted;
+}
+
+/*
+ * The sites of k as the copier takes them, in address order; *n_inline of
+ * them inline.  -ENODATA when one that has run would leave the copy: the
+ * thread would jump from the copy to the original there on each call (and
+ * come in through the entry's two jumps), which made perl's op loop and
+ * sqlite3's mutex wrappers slower than not moving them.
+ */
 static int reloc_sites(const struct kept *k, const struct dacce_dict *next, rt_relocate_op_fn op_for,
 		       struct dacce_reloc_site **out, size_t *n_inline)
 {
@@ -169,6 +214,10 @@ static int reloc_sites(const struct kept *k, const struct dacce_dict *next, rt_r
 		s[i].inline_call = inline_op(site, next, op_for, &s[i].op);
 		s[i].target = site->scan.target;
 		*n_inline += s[i].inline_call && !site->native;
+		if (!s[i].inline_call && has_run(site)) {
+			free(s);
+			return -ENODATA;
+		}
 	}
 	*out = s;
 	return 0;
@@ -191,7 +240,7 @@ static bool copy_fits(const struct kept *k, const struct copy *c, const struct d
 
 		if (in != was)
 			return false;
-		if (in && (c->calls[call].kind != op.kind || c->calls[call].en != op.en))
+		if (in && !same_effect(&c->calls[call].op, &op))
 			return false;
 		call += was;
 	}
@@ -276,13 +325,55 @@ static int keep_calls(struct copy *c, const struct kept *k, const struct dacce_r
 	c->calls = calloc(n ? n : 1, sizeof(*c->calls));
 	if (!c->calls)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < k->n_sites; i++)
-		if (s[i].inline_call)
-			c->calls[c->n_calls++] = (struct inline_call){
-				.site = k->sites[i], .code_at = s[i].code_at, .return_at = s[i].return_at,
-				.kind = s[i].op.kind, .en = s[i].op.en,
-			};
+	for (uint32_t i = 0; i < k->n_sites; i++) {
+		uint32_t callee;
+
+		if (!s[i].inline_call)
+			continue;
+		if (dacce_hashmap_get(&rl.by_start, s[i].target, &callee) != 0)
+			callee = NO_COPY;
+		c->calls[c->n_calls++] = (struct inline_call){
+			.site = k->sites[i], .code_at = s[i].code_at, .return_at = s[i].return_at,
+			.end_at = s[i].end_at, .callee = callee, .op = s[i].op,
+		};
+	}
 	return 0;
+}
+
+/*
+ * Tells tracers of a copy (before it is installed: no thread is in it before then) (dacce_events.h, DACCE_CODE_COPY) and
+ * of every instruction inside its calls' operations but the first: there
+ * the context holds a call the thread is not in yet, or not any more, or is
+ * half written.  (A free call's code leaves the context alone: every
+ * instruction of it is the caller's.)
+ */
+static void announce(const struct kept *k, const struct copy *c)
+{
+	ZydisDecoder decoder;
+
+	if (!DACCE_PROBE_CODE_ENTRIES_WANTED())
+		return; /* no tracer: spare the decoding */
+	dacce_entry_note(c->exec, DACCE_CODE_COPY, (uint64_t)c->len << 32 | k->node);
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&decoder, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return;
+	for (size_t i = 0; i < c->n_calls; i++) {
+		const struct inline_call *call = &c->calls[i];
+		const uint8_t *code = (const uint8_t *)c->exec;
+
+		if (call->op.kind == DACCE_RT_OP_NONE)
+			continue;
+		for (uint32_t at = call->code_at; at < call->end_at;) {
+			ZydisDecodedInstruction insn;
+			ZydisDecoderContext ctx;
+
+			if (at != call->code_at)
+				dacce_entry_note(c->exec + at, DACCE_CODE_INSIDE_OP, 0);
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decoder, &ctx, code + at,
+									 call->end_at - at, &insn)))
+				break;
+			at += insn.length;
+		}
+	}
 }
 
 /*
@@ -290,7 +381,7 @@ static int keep_calls(struct copy *c, const struct kept *k, const struct dacce_r
  * of the epoch in place), not in use yet: 0 and *out, -ENODATA when no call
  * of it would go inline, or why it cannot move.
  */
-static int build(const struct kept *k, const struct dacce_dict *next, rt_relocate_op_fn op_for,
+static int build(struct kept *k, const struct dacce_dict *next, rt_relocate_op_fn op_for,
 		 struct copy *out)
 {
 	struct dacce_reloc_copy layout;
@@ -303,11 +394,19 @@ static int build(const struct kept *k, const struct dacce_dict *next, rt_relocat
 
 	memset(out, 0, sizeof(*out));
 	memset(&layout, 0, sizeof(layout));
+	if (k->unmovable)
+		return -ENOTSUP;
 	err = reloc_sites(k, next, op_for, &s, &n_inline);
 	if (!err && n_inline == 0)
 		err = -ENODATA;
+	/* Decoded once, when first worth a copy. */
+	if (!err && !k->decoded.insns) {
+		err = dacce_relocate_decode(k->bytes, k->start, k->end, &k->decoded);
+		k->unmovable = err && err != -ENOMEM;
+	}
 	if (!err)
-		err = dacce_relocate_layout(k->bytes, k->start, k->end, rt.tpoff, s, k->n_sites, &layout);
+		err = dacce_relocate_layout(&k->decoded, k->bytes, k->start, k->end, rt.tpoff, s,
+					    k->n_sites, &layout);
 	if (err)
 		goto cleanup;
 	err = dacce_codecache_alloc(&rt.cache, k->start, k->end, layout.len, 16, &exec, &write);
@@ -324,14 +423,17 @@ static int build(const struct kept *k, const struct dacce_dict *next, rt_relocat
 		.exec = exec, .len = layout.len, .kept = (uint32_t)(k - rl.kept),
 		.pairs = layout.pairs, .n_pairs = layout.n_pairs,
 		.entry_at = entry < 0 ? 0 : (uint32_t)entry,
-		.branch_into_entry = dacce_reloc_branch_into(&layout, k->entry_at, k->entry_at + 5),
+		.start_at = layout.n_pairs && layout.pairs[0].original == 0 ? layout.pairs[0].copy : 0,
+		.branch_into_entry = dacce_reloc_branch_into(&k->decoded, k->entry_at, k->entry_at + 5),
 	};
 	layout.pairs = NULL;
 	err = keep_calls(out, k, s);
 	if (!err)
 		err = note_returns(out);
-	if (!err)
+	if (!err) {
 		rt_code_named("copy", exec, layout.len, k->start);
+		announce(k, out);
+	}
 cleanup:
 	dacce_reloc_copy_fini(&layout);
 	free(s);
@@ -414,33 +516,85 @@ static int cmp_exec(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int index_copies(void)
+static int cmp_start(const void *a, const void *b)
 {
-	uint32_t *by = realloc(rl.by_exec, (rl.n_copies ? rl.n_copies : 1) * sizeof(*by));
+	uintptr_t x = rl.kept[*(const uint32_t *)a].start, y = rl.kept[*(const uint32_t *)b].start;
 
-	if (!by)
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Merges the n_new indexes at added (sorted here) into the sorted *index of
+ * *n: each stop adds a few, and sorting everything again took milliseconds
+ * of every pause.
+ */
+static int merge_into(uint32_t **index, size_t *n, uint32_t *added, size_t n_new,
+		      int (*cmp)(const void *, const void *))
+{
+	uint32_t *merged;
+	size_t i = 0, j = 0, k = 0;
+
+	if (n_new == 0)
+		return 0;
+	qsort(added, n_new, sizeof(*added), cmp);
+	merged = malloc((*n + n_new) * sizeof(*merged));
+	if (!merged)
 		return -ENOMEM;
-	for (size_t i = 0; i < rl.n_copies; i++)
-		by[i] = (uint32_t)i;
-	qsort(by, rl.n_copies, sizeof(*by), cmp_exec);
-	rl.by_exec = by;
-	rl.n_by_exec = rl.n_copies;
+	while (i < *n || j < n_new)
+		merged[k++] = j == n_new || (i < *n && cmp(&(*index)[i], &added[j]) <= 0) ? (*index)[i++]
+											  : added[j++];
+	free(*index);
+	*index = merged;
+	*n = k;
 	return 0;
 }
 
-/* Points k's entry at copy c; the first time, threads inside the bytes the jump covers move into c. */
+static int index_kept(void)
+{
+	size_t n_new = rl.n_kept - rl.n_kept_by_start;
+	uint32_t *added = malloc((n_new ? n_new : 1) * sizeof(*added));
+	int err;
+
+	if (!added)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_new; i++)
+		added[i] = (uint32_t)(rl.n_kept_by_start + i);
+	err = merge_into(&rl.kept_by_start, &rl.n_kept_by_start, added, n_new, cmp_start);
+	free(added);
+	return err;
+}
+
+/*
+ * Points k's entry at copy c: through a stub of its own in the code cache
+ * (written there in each stop, no write to program text but the first), and
+ * the first time, threads inside the bytes the entry's jump covers move into
+ * c.
+ */
 static int point_entry(struct kept *k, const struct copy *c, struct dacce_patch_runs *writes,
 		       void (*moved)(uintptr_t from, uintptr_t to, void *ctx), void *ctx)
 {
 	uintptr_t entry = k->start + k->entry_at;
-	uint8_t jmp[5];
+	uint8_t jmp[5], *write;
 	int err;
 
-	err = dacce_tramp_jmp_bytes(entry, c->exec + c->entry_at, jmp);
+	if (!k->stub) {
+		err = dacce_codecache_alloc(&rt.cache, entry, entry + 5, 8, 8, &k->stub, &write);
+		if (!err)
+			err = dacce_hashmap_put(&rl.stubs, k->stub, (uint32_t)(k - rl.kept));
+		if (err) {
+			k->stub = 0;
+			return err;
+		}
+	}
+	err = write_jmp(k->stub, c->exec + c->entry_at);
+	if (err || k->entry_jumps)
+		return err;
+	err = dacce_tramp_jmp_bytes(entry, k->stub, jmp);
 	if (!err)
 		err = dacce_patch_runs_add(writes, entry, jmp, sizeof(jmp));
-	if (err || k->copy != NO_COPY)
+	if (err)
 		return err;
+	k->entry_jumps = true;
 	for (size_t i = 0; i < c->n_pairs; i++) {
 		uint32_t at = c->pairs[i].original;
 
@@ -450,28 +604,95 @@ static int point_entry(struct kept *k, const struct copy *c, struct dacce_patch_
 	return 0;
 }
 
+/* The entry is the program's own again: a disarmed copy would only add jumps. */
+static int unpoint_entry(struct kept *k, struct dacce_patch_runs *writes)
+{
+	int err = 0;
+
+	if (k->entry_jumps)
+		err = dacce_patch_runs_add(writes, k->start + k->entry_at, k->bytes + k->entry_at, 5);
+	k->entry_jumps = false;
+	k->copy = NO_COPY;
+	return err;
+}
+
 /*
  * A copy's call of a function whose copy is in use goes straight to that
- * copy: through the original's entry it would take one more jump.
+ * copy: through the original's entry (and its stub) it would take two more
+ * jumps.  Only the calls of copies installed in this stop, or into functions
+ * whose copy changed in it.
  */
-static void call_copies(const struct copy *c)
+static void call_copies(const struct copy *c, bool all)
 {
 	for (size_t i = 0; i < c->n_calls; i++) {
-		const struct rt_site *site = &rt.sites[c->calls[i].site];
-		uintptr_t at = c->exec + c->calls[i].return_at - 4, to = site->scan.target;
-		uint8_t *write = dacce_codecache_writable(&rt.cache, at);
-		uint32_t k;
+		const struct inline_call *call = &c->calls[i];
+		uintptr_t at = c->exec + call->return_at - 4, to = rt.sites[call->site].scan.target;
+		const struct kept *callee;
+		uint8_t *write;
 		int64_t rel;
 		int32_t rel32;
 
-		if (dacce_hashmap_get(&rl.by_start, site->scan.target, &k) == 0 &&
-		    rl.kept[k].copy != NO_COPY && rl.kept[k].entry_at == 0)
-			to = rl.copies[rl.kept[k].copy].exec + rl.copies[rl.kept[k].copy].entry_at;
+		if (call->callee == NO_COPY || !(all || rl.changed[call->callee]))
+			continue;
+		callee = &rl.kept[call->callee];
+		if (callee->copy != NO_COPY && !rl.copies[callee->copy].disarmed)
+			to = rl.copies[callee->copy].exec + rl.copies[callee->copy].start_at;
 		rel = (int64_t)(to - (at + 4));
+		write = dacce_codecache_writable(&rt.cache, at);
 		if (rel != (int32_t)rel || !write)
 			continue;
 		rel32 = (int32_t)rel;
 		memcpy(write, &rel32, sizeof(rel32));
+	}
+}
+
+/* Points the call whose rel32 ends at after (a trampoline's) at target's copy in use, if it has one. */
+static void call_copy_at(uintptr_t after, uintptr_t target)
+{
+	const uint8_t *code = (const uint8_t *)after;
+	const struct kept *callee;
+	uint8_t *write;
+	uint32_t k;
+	int64_t rel;
+	int32_t rel32;
+
+	uintptr_t now_to, original;
+	uint32_t node;
+
+	if (code[-5] != 0xe8 || dacce_hashmap_get(&rl.by_start, target, &k) != 0)
+		return;
+	callee = &rl.kept[k];
+	/* Only a call that goes to target now, or to one of its copies. */
+	memcpy(&rel32, code - 4, sizeof(rel32));
+	now_to = after + (uintptr_t)(intptr_t)rel32;
+	if (now_to != target && !(rt_relocated_at(now_to, &original, &node) && node == callee->node))
+		return;
+	if (callee->copy != NO_COPY && !rl.copies[callee->copy].disarmed)
+		target = rl.copies[callee->copy].exec + rl.copies[callee->copy].start_at;
+	rel = (int64_t)(target - after);
+	write = dacce_codecache_writable(&rt.cache, after - 4);
+	if (rel != (int32_t)rel || !write)
+		return;
+	rel32 = (int32_t)rel;
+	memcpy(write, &rel32, sizeof(rel32));
+}
+
+/*
+ * The same for the call in each trampoline, a direct site's or a target's
+ * of dispatch code: a call from code not moved into a moved function would
+ * otherwise take the entry's jump and the stub's on each call (perl's op
+ * loop calls every op through its dispatch code).
+ */
+static void trampolines_call_copies(void)
+{
+	for (uint32_t i = 0; i < rt.graph->n_sites && i < rt.cap_sites; i++) {
+		const struct rt_site *site = &rt.sites[i];
+
+		if (site->tramp && site->tramp_after && !site->native && inline_shape(site))
+			call_copy_at(site->tramp_after, site->scan.target);
+		for (uint32_t t = 0; t < site->n_by_target; t++)
+			if (site->by_target[t].after && !dacce_site_kind_is_tail(site->scan.kind))
+				call_copy_at(site->by_target[t].after, site->by_target[t].target);
 	}
 }
 
@@ -489,43 +710,70 @@ static int install_one(struct kept *k, struct dacce_patch_runs *writes,
 		return 0;
 	if (ready && !copy_fits(k, ready, NULL, NULL))
 		ready = NULL;
-	if (ready && !cur && !entry_is_free(k, ready))
+	if (ready && !k->entry_jumps && !entry_is_free(k, ready))
 		ready = NULL;
-	if (cur && !cur->disarmed)
+	if (cur && !cur->disarmed) {
 		err = disarm(cur); /* its operations are the last epoch's */
-	if (!err && ready)
-		err = point_entry(k, ready, writes, moved, ctx);
-	if (!err && ready) {
-		k->copy = (uint32_t)(ready - rl.copies);
-		rl.built++;
 		*changed = true;
 	}
+	if (!err && ready)
+		err = point_entry(k, ready, writes, moved, ctx);
+	if (!err && ready)
+		err = dacce_grow((void **)&rl.installed, &rl.cap_installed, rl.n_installed + 1,
+				 sizeof(*rl.installed));
+	if (!err && ready) {
+		k->copy = (uint32_t)(ready - rl.copies);
+		rl.installed[rl.n_installed++] = k->copy;
+		rl.built++;
+		*changed = true;
+	} else if (!err && cur) {
+		err = unpoint_entry(k, writes);
+	}
 	return err;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
 }
 
 int rt_relocate_epoch(struct dacce_patch_runs *writes,
 		      void (*moved)(uintptr_t from, uintptr_t to, void *ctx), void *ctx)
 {
-	uint64_t built = rl.built;
+	uint64_t built = rl.built, start;
 	size_t changed = 0;
 	int err = 0;
 
 	if (!rl.wanted)
 		return 0;
+	start = now_us();
+	rl.n_installed = 0;
+	err = dacce_grow((void **)&rl.changed, &rl.cap_changed, rl.n_kept, 1);
 	for (size_t i = 0; i < rl.n_kept && !err; i++) {
 		bool one;
 
 		err = install_one(&rl.kept[i], writes, moved, ctx, &one);
+		rl.changed[i] = one;
 		changed += one;
 	}
-	for (size_t i = 0; i < rl.n_kept && !err && changed; i++)
-		if (rl.kept[i].copy != NO_COPY && !rl.copies[rl.kept[i].copy].disarmed)
-			call_copies(&rl.copies[rl.kept[i].copy]);
+	for (size_t i = 0; i < rl.n_kept && !err && changed; i++) {
+		const struct kept *k = &rl.kept[i];
+
+		if (k->copy != NO_COPY && !rl.copies[k->copy].disarmed)
+			call_copies(&rl.copies[k->copy], rl.changed[i]);
+	}
 	if (!err)
-		err = index_copies();
-	dacce_rt_log(false, "copies: %llu functions moved (%llu in all, %llu could not move)",
-		     (unsigned long long)(rl.built - built), (unsigned long long)rl.built,
-		     (unsigned long long)rl.refused);
+		trampolines_call_copies();
+	if (!err)
+		err = merge_into(&rl.by_exec, &rl.n_by_exec, rl.installed, rl.n_installed, cmp_exec);
+	if (!err)
+		err = index_kept();
+	dacce_rt_log(false, "copies: %llu functions moved in the stop's %llu us (%llu in all, %llu could not move)",
+		     (unsigned long long)(rl.built - built), (unsigned long long)(now_us() - start),
+		     (unsigned long long)rl.built, (unsigned long long)rl.refused);
 	return err;
 }
 
@@ -533,7 +781,15 @@ bool rt_relocated_at(uintptr_t pc, uintptr_t *original, uint32_t *node)
 {
 	size_t lo = 0, hi = rl.n_by_exec;
 
-	/* Copies built ahead since are in no thread's way before the epoch that installs them. */
+	uint32_t stub_of;
+
+	/* On an entry's stub: at the function's entry, nothing of it run yet. */
+	if (dacce_hashmap_get(&rl.stubs, pc, &stub_of) == 0) {
+		*original = rl.kept[stub_of].start + rl.kept[stub_of].entry_at;
+		*node = rl.kept[stub_of].node;
+		return true;
+	}
+	/* Only copies installed: those built ahead are in no thread's way before then. */
 	if (!rl.by_exec)
 		return false;
 	while (lo < hi) {
@@ -554,4 +810,60 @@ bool rt_relocated_at(uintptr_t pc, uintptr_t *original, uint32_t *node)
 		}
 	}
 	return false;
+}
+
+/* The kept function whose original holds pc, or NULL. */
+static const struct kept *kept_at(uintptr_t pc)
+{
+	size_t lo = 0, hi = rl.n_kept_by_start;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct kept *k = &rl.kept[rl.kept_by_start[mid]];
+
+		if (pc < k->start)
+			hi = mid;
+		else if (pc >= k->end)
+			lo = mid + 1;
+		else
+			return k;
+	}
+	return NULL;
+}
+
+/*
+ * Whether the original's bytes from at to the next instruction the copy
+ * has are still the program's: not a site's patch, a borrowed instruction
+ * under a jump, or a hop in the function's padding.
+ */
+static bool unpatched(const struct kept *k, const struct copy *c, size_t pair)
+{
+	uint32_t at = c->pairs[pair].original;
+	uint32_t next = pair + 1 < c->n_pairs ? c->pairs[pair + 1].original
+					      : (uint32_t)(k->end - k->start);
+
+	return memcmp((const void *)(k->start + at), k->bytes + at, next - at) == 0;
+}
+
+uintptr_t rt_relocated_resume(uintptr_t pc)
+{
+	const struct kept *k = kept_at(pc);
+	const struct copy *c;
+	size_t lo = 0, hi;
+	uint32_t at;
+
+	if (!k || k->copy == NO_COPY || (c = &rl.copies[k->copy])->disarmed)
+		return 0;
+	at = (uint32_t)(pc - k->start);
+	for (hi = c->n_pairs; lo < hi;) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->pairs[mid].original == at)
+			return unpatched(k, c, mid) ? c->exec + c->pairs[mid].copy : 0;
+		if (c->pairs[mid].original < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
 }

@@ -68,4 +68,11 @@ int rt_relocate_epoch(struct dacce_patch_runs *writes,
  */
 bool rt_relocated_at(uintptr_t pc, uintptr_t *original, uint32_t *node);
 
+/*
+ * In the stop, after rt_relocate_epoch: where a thread parked at pc in a
+ * moved function's original goes on, in its copy in use (the same
+ * instruction: a loop that never returns runs from the copy too), or 0.
+ */
+uintptr_t rt_relocated_resume(uintptr_t pc);
+
 #endif

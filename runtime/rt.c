@@ -3624,15 +3624,19 @@ static void note_handler_pc(struct dacce_thread *self, uint32_t cc_index, uintpt
 		};
 }
 
-int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, uintptr_t restorer,
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t *interrupted, uintptr_t restorer,
 			  struct dacce_rt_signal_save *save)
 {
 	struct dacce_tls *tls = dacce_tls_self();
+	uintptr_t pc = *interrupted, original;
+	uint32_t node;
 	sigset_t saved;
 
 	if (!rt.enabled || !tls->cc_base)
 		return 0;
 	rt_lock(&saved);
+	if (rt_relocated_at(pc, &original, &node) && original)
+		*interrupted = pc = original;
 	save->cc_slot = *tls->cc_top;
 	memcpy(save->tc_slot, tls->tc_top, sizeof(save->tc_slot));
 	/*

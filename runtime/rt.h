@@ -91,11 +91,14 @@ struct dacce_rt_signal_save {
 };
 
 /*
- * A handler's root on top of the interrupted context: pc is where the signal
- * interrupted the thread, restorer where the handler returns (the signal
- * trampoline).  1 when pushed, 0 when the thread has no context.
+ * A handler's root on top of the interrupted context: *pc is where the
+ * signal interrupted the thread, restorer where the handler returns (the
+ * signal trampoline).  A pc on an instruction of a function's copy becomes
+ * the original's same instruction (relocated.h): the handler and unwinders
+ * then see the program's own code, and the thread resumes there.  1 when
+ * pushed, 0 when the thread has no context.
  */
-int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t pc, uintptr_t restorer,
+int dacce_rt_signal_enter(uint32_t root_edge, uintptr_t *pc, uintptr_t restorer,
 			  struct dacce_rt_signal_save *save);
 void dacce_rt_signal_leave(uint32_t root_edge, const struct dacce_rt_signal_save *save);
 

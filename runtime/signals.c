@@ -111,8 +111,10 @@ static void call_handler(const struct user_handler *h, int sig, siginfo_t *info,
 {
 	struct handler_root root __attribute__((cleanup(leave_root))) = { .root_edge = h->root_edge };
 
-	root.pushed = dacce_rt_signal_enter(h->root_edge, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP],
-					    signal_trampoline(sig), &root.save);
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+
+	root.pushed = dacce_rt_signal_enter(h->root_edge, &pc, signal_trampoline(sig), &root.save);
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	if (h->act.sa_flags & SA_SIGINFO)
 		h->act.sa_sigaction(sig, info, uc);
 	else

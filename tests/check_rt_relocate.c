@@ -82,6 +82,7 @@ extern const uint8_t reloc_unknown_call[], reloc_unknown_call_end[];
 extern const uint8_t reloc_mid_jump[], reloc_mid_jump_end[];
 
 static uint64_t id_in_callee;
+static uint32_t depth_in_callee;
 static uintptr_t callee_return;
 
 long reloc_callee(long x);
@@ -89,6 +90,9 @@ long reloc_callee(long x);
 __attribute__((noinline, used)) long reloc_callee(long x)
 {
 	id_in_callee = dacce_tls_self()->id;
+	depth_in_callee = dacce_tls_self()->cc_base
+				  ? (uint32_t)(dacce_tls_self()->cc_top - dacce_tls_self()->cc_base)
+				  : 0;
 	callee_return = (uintptr_t)__builtin_return_address(0);
 	return 2 * x;
 }
@@ -100,12 +104,15 @@ typedef long (*binary_fn)(long, unary_fn);
 static uintptr_t copy_of(struct dacce_codecache *cache, const uint8_t *start, const uint8_t *end,
 			 struct dacce_reloc_site *sites, size_t n_sites, struct dacce_reloc_copy *c)
 {
+	struct dacce_reloc_code decoded;
 	uintptr_t exec;
 	uint8_t *write;
 
-	ck_assert_int_eq(dacce_relocate_layout(start, (uintptr_t)start, (uintptr_t)end,
+	ck_assert_int_eq(dacce_relocate_decode(start, (uintptr_t)start, (uintptr_t)end, &decoded), 0);
+	ck_assert_int_eq(dacce_relocate_layout(&decoded, start, (uintptr_t)start, (uintptr_t)end,
 					       dacce_tls_tpoff(), sites, n_sites, c),
 			 0);
+	dacce_reloc_code_fini(&decoded);
 	ck_assert_int_eq(dacce_codecache_alloc(cache, (uintptr_t)start, (uintptr_t)end, c->len, 16,
 					       &exec, &write),
 			 0);
@@ -118,23 +125,30 @@ START_TEST(test_copy_with_branches_and_rip_relative_operands_computes_the_same)
 {
 	struct dacce_codecache cache;
 	struct dacce_reloc_copy loop, global;
+	struct dacce_reloc_code decoded;
 	unary_fn f;
 
 	dacce_codecache_init(&cache);
 	f = (unary_fn)copy_of(&cache, reloc_loop, reloc_loop_end, NULL, 0, &loop);
 	for (long n = -2; n < 50; n++)
 		ck_assert_int_eq(f(n), n > 0 ? n * (n + 1) / 2 : 0);
-	/* Every original instruction has its place, in order; the rel8 branches grew. */
+	/* Every original instruction has its place, in order; the rel8 branches stayed short. */
 	ck_assert_uint_eq(loop.n_pairs, 7);
-	ck_assert_uint_gt(loop.len, (size_t)(reloc_loop_end - reloc_loop));
+	ck_assert_uint_eq(loop.len, (size_t)(reloc_loop_end - reloc_loop) + 5 /* int3s after */);
 	for (size_t i = 0; i < loop.n_pairs; i++) {
 		ck_assert_int_eq(dacce_reloc_copy_of(&loop, loop.pairs[i].original), loop.pairs[i].copy);
 		ck_assert_int_eq(dacce_reloc_original_of(loop.pairs, loop.n_pairs, loop.pairs[i].copy),
 				 loop.pairs[i].original);
 	}
 	/* The loop's head (offset 7) is a branch target; the entry is not. */
-	ck_assert(dacce_reloc_branch_into(&loop, 6, 8));
-	ck_assert(!dacce_reloc_branch_into(&loop, 0, 5));
+	ck_assert_int_eq(dacce_relocate_decode(reloc_loop, (uintptr_t)reloc_loop,
+					       (uintptr_t)reloc_loop_end, &decoded),
+			 0);
+	ck_assert(dacce_reloc_branch_into(&decoded, 6, 8));
+	ck_assert(!dacce_reloc_branch_into(&decoded, 0, 5));
+	ck_assert_uint_eq(decoded.n_insns, 7);
+	ck_assert_uint_eq(decoded.insns[2].kind, DACCE_RELOC_JCC);
+	dacce_reloc_code_fini(&decoded);
 
 	f = (unary_fn)copy_of(&cache, reloc_global, reloc_global_end, NULL, 0, &global);
 	ck_assert_int_eq(f(5), 1005);
@@ -156,6 +170,7 @@ START_TEST(test_inline_call_does_its_operation_around_the_callee)
 		.inline_call = true,
 	};
 	struct dacce_tls *tls = dacce_tls_self();
+	struct dacce_cc_entry cc[4] = { { 0 } };
 	uintptr_t exec;
 	long r;
 
@@ -182,6 +197,22 @@ START_TEST(test_inline_call_does_its_operation_around_the_callee)
 	ck_assert_uint_eq(id_in_callee, 7);
 	ck_assert_mem_eq(c.code + site.return_at, "\x0f\x1f\x44\x00\x00", 5);
 	dacce_reloc_copy_fini(&c);
+
+	/* A pushed call: the callee runs with the entry on the ccStack and the reset id. */
+	tls->cc_base = tls->cc_top = cc;
+	tls->reset_id = 1000;
+	site.op = (struct dacce_rt_op){ .kind = DACCE_RT_OP_PUSH, .edge = 5 };
+	exec = copy_of(&cache, reloc_caller, reloc_caller_end, &site, 1, &c);
+	r = ((unary_fn)exec)(1);
+	ck_assert_int_eq(r, 4);
+	ck_assert_uint_eq(id_in_callee, 1000);
+	ck_assert_uint_eq(depth_in_callee, 1);
+	ck_assert_uint_eq(cc[0].id, 7);
+	ck_assert_uint_eq(cc[0].edge, 5);
+	ck_assert_ptr_eq(tls->cc_top, cc);
+	ck_assert_uint_eq(tls->id, 7);
+	dacce_reloc_copy_fini(&c);
+	tls->cc_base = tls->cc_top = NULL;
 	tls->id = 0;
 	dacce_codecache_fini(&cache);
 }
@@ -211,21 +242,32 @@ END_TEST
 START_TEST(test_code_it_cannot_move_is_refused)
 {
 	struct dacce_reloc_copy c;
+	struct dacce_reloc_code d;
 	struct dacce_reloc_site wrong = { .addr = (uintptr_t)reloc_caller_site + 1 };
 
 	/* A call the runtime does not know as a site would run without its operation. */
-	ck_assert_int_eq(dacce_relocate_layout(reloc_unknown_call, (uintptr_t)reloc_unknown_call,
+	ck_assert_int_eq(dacce_relocate_decode(reloc_unknown_call, (uintptr_t)reloc_unknown_call,
+					       (uintptr_t)reloc_unknown_call_end, &d),
+			 0);
+	ck_assert_int_eq(dacce_relocate_layout(&d, reloc_unknown_call, (uintptr_t)reloc_unknown_call,
 					       (uintptr_t)reloc_unknown_call_end, 0, NULL, 0, &c),
 			 -ENOTSUP);
-	ck_assert_int_eq(dacce_relocate_layout(reloc_mid_jump, (uintptr_t)reloc_mid_jump,
-					       (uintptr_t)reloc_mid_jump_end, 0, NULL, 0, &c),
+	dacce_reloc_code_fini(&d);
+	/* A branch into the middle of an instruction. */
+	ck_assert_int_eq(dacce_relocate_decode(reloc_mid_jump, (uintptr_t)reloc_mid_jump,
+					       (uintptr_t)reloc_mid_jump_end, &d),
 			 -ENOTSUP);
+	ck_assert_ptr_null(d.insns);
 	/* A site that is not on an instruction. */
 	wrong.leave_to = wrong.addr;
-	ck_assert_int_eq(dacce_relocate_layout(reloc_caller, (uintptr_t)reloc_caller,
+	ck_assert_int_eq(dacce_relocate_decode(reloc_caller, (uintptr_t)reloc_caller,
+					       (uintptr_t)reloc_caller_end, &d),
+			 0);
+	ck_assert_int_eq(dacce_relocate_layout(&d, reloc_caller, (uintptr_t)reloc_caller,
 					       (uintptr_t)reloc_caller_end, 0, &wrong, 1, &c),
 			 -ENOTSUP);
 	ck_assert_ptr_null(c.code);
+	dacce_reloc_code_fini(&d);
 }
 END_TEST
 

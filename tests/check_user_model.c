@@ -362,6 +362,40 @@ START_TEST(test_contexts_resolve_to_their_paths)
 }
 END_TEST
 
+/* A function's copy (runtime/relocated.h) is the function, but inside an inline call's operation. */
+START_TEST(test_a_sample_in_a_functions_copy_is_in_the_function)
+{
+	struct dacce_ev_code_entry copy = {
+		.address = CODE_REGION + 1024, .site_caller = DACCE_CODE_COPY,
+		.site_offset = (uint64_t)512 << 32 | N_F,
+	};
+	struct dacce_ev_code_entry inside = {
+		.address = CODE_REGION + 1100, .site_caller = DACCE_CODE_INSIDE_OP,
+	};
+	struct dacce_state st;
+	uint32_t path[2];
+
+	setup();
+	header(&copy.h, DACCE_EV_CODE_ENTRY, PID);
+	feed(&copy, sizeof(copy));
+	header(&inside.h, DACCE_EV_CODE_ENTRY, PID);
+	feed(&inside, sizeof(inside));
+	path[0] = fx.edge[E_ROOT], path[1] = fx.edge[E_MAIN_F];
+	state_at(&st, path, 2);
+	sample(PID, CODE_REGION + 1024, &st, 0);	/* its first instruction */
+	sample(PID, CODE_REGION + 1535, &st, 0);	/* its last byte */
+	sample(PID, CODE_REGION + 1100, &st, 0);	/* inside an operation */
+	sample(PID, CODE_REGION + 1536, &st, 0);	/* past its end: other code */
+	dacce_state_fini(&st);
+	load();
+
+	expect(0, DACCE_RESOLVED, "2 1", false);
+	expect(1, DACCE_RESOLVED, "2 1", false);
+	expect(2, DACCE_UNRESOLVED_TRAMPOLINE, "", false);
+	expect(3, DACCE_UNRESOLVED_TRAMPOLINE, "", false);
+}
+END_TEST
+
 /* A leaf call is encoded, not pushed: in library code, the id alone names it. */
 START_TEST(test_a_leaf_call_resolves_from_its_id)
 {
@@ -467,6 +501,7 @@ static Suite *model_suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_contexts_resolve_to_their_paths);
+	tcase_add_test(tc, test_a_sample_in_a_functions_copy_is_in_the_function);
 	tcase_add_test(tc, test_a_leaf_call_resolves_from_its_id);
 	tcase_add_test(tc, test_threads_continue_into_their_creation_context);
 	tcase_add_test(tc, test_a_missing_dictionary_is_said_not_guessed);

@@ -84,6 +84,8 @@ else
 fi
 check_exact workload-O2 "$work/workload" $seconds 3 --fork
 check_exact workload-O0-nopie "$work/workload-O0" $seconds 3 --fork
+# Functions run from copies (runtime/relocated.h): a sample in one is in its function.
+DACCE_RELOCATE=1 check_exact workload-O2-moved "$work/workload" $seconds 3 --fork
 
 # ------------------------------------------------------------------ what the capture holds
 db=$work/workload-O2.db

@@ -56,7 +56,7 @@ static int64_t column_or(sqlite3_stmt *stmt, int col, int64_t fallback)
 struct loader {
 	struct dacce_model *model;
 	struct dacce_model_proc *proc;
-	size_t cap_modules, cap_epochs, cap_regions, cap_threads, cap_fragments;
+	size_t cap_modules, cap_epochs, cap_regions, cap_threads, cap_fragments, cap_copies;
 	uint32_t n_sizes; /* entries of proc->node_size */
 	int err;
 };
@@ -255,6 +255,15 @@ static void load_fragments(struct loader *l, int64_t row, const struct limits *l
 	sqlite3_finalize(stmt);
 }
 
+
+static int by_copy_start(const void *a, const void *b)
+{
+	uint64_t x = ((const struct dacce_model_copy *)a)->start;
+	uint64_t y = ((const struct dacce_model_copy *)b)->start;
+
+	return x < y ? -1 : x > y;
+}
+
 static void load_code(struct loader *l, int64_t row)
 {
 	sqlite3_stmt *stmt = query(l, "SELECT start, size FROM code_regions WHERE proc = ?1", row);
@@ -272,12 +281,26 @@ static void load_code(struct loader *l, int64_t row)
 		p->region_size[p->n_regions++] = (uint64_t)sqlite3_column_int64(stmt, 1);
 	}
 	sqlite3_finalize(stmt);
-	stmt = query(l, "SELECT address, site_caller FROM code_entries WHERE proc = ?1", row);
-	while (stmt && sqlite3_step(stmt) == SQLITE_ROW)
-		if (dacce_hashmap_put(&p->entries, (uint64_t)sqlite3_column_int64(stmt, 0),
-				      (uint32_t)sqlite3_column_int64(stmt, 1)))
+	stmt = query(l, "SELECT address, site_caller, site_offset FROM code_entries WHERE proc = ?1",
+		     row);
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+		uint64_t address = (uint64_t)sqlite3_column_int64(stmt, 0);
+		uint32_t caller = (uint32_t)sqlite3_column_int64(stmt, 1);
+		uint64_t what = (uint64_t)sqlite3_column_int64(stmt, 2);
+
+		if (caller != DACCE_CODE_COPY) {
+			if (dacce_hashmap_put(&p->entries, address, caller))
+				l->err = -ENOMEM;
+		} else if (!GROW(p->copies, l->cap_copies, p->n_copies + 1)) {
 			l->err = -ENOMEM;
+		} else {
+			p->copies[p->n_copies++] = (struct dacce_model_copy){
+				.start = address, .size = what >> 32, .node = (uint32_t)what,
+			};
+		}
+	}
 	sqlite3_finalize(stmt);
+	qsort(p->copies, p->n_copies, sizeof(*p->copies), by_copy_start);
 }
 
 static void load_epochs(struct loader *l, int64_t row, const struct limits *lim)
@@ -537,6 +560,7 @@ static void proc_fini(struct dacce_model_proc *p)
 	free(p->region_size);
 	dacce_hashmap_fini(&p->entries);
 	free(p->fragments);
+	free(p->copies);
 	for (size_t i = 0; i < p->n_threads; i++)
 		free(p->threads[i].ctx_entries);
 	free(p->threads);
@@ -654,6 +678,27 @@ static bool in_code_cache(const struct dacce_model_proc *proc, uint64_t pc)
 	return false;
 }
 
+/* Whether pc is in a function's copy: then *node is the function. */
+static bool copy_at(const struct dacce_model_proc *proc, uint64_t pc, uint32_t *node)
+{
+	size_t lo = 0, hi = proc->n_copies;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct dacce_model_copy *c = &proc->copies[mid];
+
+		if (pc < c->start) {
+			hi = mid;
+		} else if (pc - c->start >= c->size) {
+			lo = mid + 1;
+		} else {
+			*node = c->node;
+			return c->node < proc->graph->n_nodes;
+		}
+	}
+	return false;
+}
+
 /* The decoded function of the program holding pc, or DACCE_NONE. */
 static uint32_t function_at(const struct dacce_model_proc *proc,
 			    const struct dacce_model_module *m, uint64_t pc)
@@ -727,7 +772,7 @@ static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64
 					   bool *outside)
 {
 	const struct dacce_model_module *m;
-	uint32_t caller;
+	uint32_t caller = DACCE_NONE;
 
 	*outside = false;
 	/*
@@ -738,8 +783,12 @@ static enum dacce_resolve_status innermost(struct dacce_model_proc *proc, uint64
 		*node = caller; /* not the tail-call return stub */
 		return DACCE_RESOLVED;
 	}
-	if (in_code_cache(proc, pc))
+	if (in_code_cache(proc, pc)) {
+		/* A function's copy is the function, but inside an inline call's operation. */
+		if (caller != DACCE_CODE_INSIDE_OP && copy_at(proc, pc, node))
+			return DACCE_RESOLVED;
 		return DACCE_UNRESOLVED_TRAMPOLINE;
+	}
 	m = dacce_model_module_at(proc, pc);
 	if (m && runtime_path && strcmp(m->path, runtime_path) == 0)
 		return DACCE_UNRESOLVED_RUNTIME;

@@ -64,10 +64,18 @@ struct dacce_model_proc {
 	struct dacce_hashmap entries; /* code-cache address -> site caller node */
 	struct dacce_model_fragment *fragments; /* code split off functions (foo.cold) */
 	size_t n_fragments;
+	struct dacce_model_copy *copies; /* functions' copies in the code cache, by start */
+	size_t n_copies;
 	uint32_t *functions;	      /* nodes with a size, by (module, offset): pc -> function */
 	uint32_t n_functions;
 	struct dacce_model_thread *threads;
 	size_t n_threads;
+};
+
+/* A function's copy the runtime runs instead of it (runtime/relocated.h, DACCE_CODE_COPY). */
+struct dacce_model_copy {
+	uint64_t start, size;
+	uint32_t node;
 };
 
 /* Code the runtime instrumented as part of node's function without starting it (foo.cold). */

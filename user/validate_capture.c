@@ -169,7 +169,9 @@ static int load_site_code(struct dacce_model *model, struct image *im)
 		uint32_t caller = (uint32_t)sqlite3_column_int64(stmt, 1);
 		bool tail_return;
 
-		if (!region_of(im->proc, address, &end))
+		/* Functions' copies are not a site's code (a walk through one is not validated). */
+		if (caller == DACCE_CODE_COPY || caller == DACCE_CODE_INSIDE_OP ||
+		    !region_of(im->proc, address, &end))
 			continue;
 		tail_return = caller == DACCE_CODE_TAIL_STUB;
 		/* Code of no site: a walk stops there, but through a tail record it goes on. */
