@@ -41,21 +41,26 @@ static int emit(struct layout *l, const uint8_t *bytes, size_t n)
 	return 0;
 }
 
-/* Emits rel32 (zero for now) and the fixup that fills it; the instruction ends right after it. */
-static int emit_rel32(struct layout *l, uint64_t target, bool inside)
+static int add_fixup(struct layout *l, struct dacce_reloc_fixup f)
 {
-	static const uint8_t zero[4];
 	struct dacce_reloc_copy *c = l->out;
 	int err = dacce_grow((void **)&c->fixups, &l->cap_fixups, c->n_fixups + 1, sizeof(*c->fixups));
 
 	if (!err)
-		err = emit(l, zero, sizeof(zero));
-	if (err)
-		return err;
-	c->fixups[c->n_fixups++] = (struct dacce_reloc_fixup){
-		.pos = (uint32_t)c->len - 4, .end = (uint32_t)c->len, .target = target, .inside = inside,
-	};
-	return 0;
+		c->fixups[c->n_fixups++] = f;
+	return err;
+}
+
+/* Emits rel32 (zero for now) and the fixup that fills it; the instruction ends right after it. */
+static int emit_rel32(struct layout *l, uint64_t target, bool inside)
+{
+	static const uint8_t zero[4];
+	int err = emit(l, zero, sizeof(zero));
+	uint32_t end = (uint32_t)l->out->len;
+
+	return err ? err
+		   : add_fixup(l, (struct dacce_reloc_fixup){ .pos = end - 4, .end = end,
+							      .target = target, .inside = inside });
 }
 
 /* A branch to an absolute address: inside the function it goes to the copy's instruction. */
@@ -232,18 +237,13 @@ bool dacce_reloc_branch_into(const struct dacce_reloc_code *code, uint32_t lo, u
 static int emit_short_branch(struct layout *l, const struct dacce_reloc_insn *insn)
 {
 	uint8_t form[2] = { insn->kind == DACCE_RELOC_JMP ? 0xeb : (uint8_t)(0x70 + insn->cc), 0 };
-	struct dacce_reloc_copy *c = l->out;
-	int err = dacce_grow((void **)&c->fixups, &l->cap_fixups, c->n_fixups + 1, sizeof(*c->fixups));
+	int err = emit(l, form, sizeof(form));
+	uint32_t end = (uint32_t)l->out->len;
 
-	if (!err)
-		err = emit(l, form, sizeof(form));
-	if (err)
-		return err;
-	c->fixups[c->n_fixups++] = (struct dacce_reloc_fixup){
-		.pos = (uint32_t)c->len - 1, .end = (uint32_t)c->len,
-		.target = insn->target - l->start, .inside = true, .rel8 = true,
-	};
-	return 0;
+	return err ? err
+		   : add_fixup(l, (struct dacce_reloc_fixup){ .pos = end - 1, .end = end,
+							      .target = insn->target - l->start,
+							      .inside = true, .rel8 = true });
 }
 
 /* A relative branch, its legacy prefixes kept: rel8 widened to rel32 unless short_ok says it fits. */
@@ -266,20 +266,14 @@ static int emit_branch(struct layout *l, const struct dacce_reloc_insn *insn, co
 /* An instruction copied as it is, a RIP-relative displacement made to reach the same address. */
 static int emit_plain(struct layout *l, const struct dacce_reloc_insn *insn, const uint8_t *bytes)
 {
-	struct dacce_reloc_copy *c = l->out;
-	size_t at = c->len;
-	int err;
+	uint32_t at = (uint32_t)l->out->len;
+	int err = emit(l, bytes, insn->len);
 
-	err = emit(l, bytes, insn->len);
 	if (err || insn->kind != DACCE_RELOC_RIP)
 		return err;
-	err = dacce_grow((void **)&c->fixups, &l->cap_fixups, c->n_fixups + 1, sizeof(*c->fixups));
-	if (err)
-		return err;
-	c->fixups[c->n_fixups++] = (struct dacce_reloc_fixup){
-		.pos = (uint32_t)(at + insn->disp_at), .end = (uint32_t)c->len, .target = insn->target,
-	};
-	return 0;
+	return add_fixup(l, (struct dacce_reloc_fixup){ .pos = at + insn->disp_at,
+							.end = (uint32_t)l->out->len,
+							.target = insn->target });
 }
 
 #define NOP5 "\x0f\x1f\x44\x00\x00"
