@@ -804,6 +804,9 @@ bool rt_relocated_at(uintptr_t pc, uintptr_t *original, uint32_t *node)
 			const struct kept *k = &rl.kept[c->kept];
 			long at = dacce_reloc_original_of(c->pairs, c->n_pairs, (uint32_t)(pc - c->exec));
 
+			/* An instruction the entry's jump covers is no place to go on in the original. */
+			if (k->entry_jumps && at > k->entry_at && at < k->entry_at + 5)
+				at = -1;
 			*original = at < 0 ? 0 : k->start + (uintptr_t)at;
 			*node = k->node;
 			return true;
