@@ -203,7 +203,7 @@ int dacce_relocate_decode(const uint8_t *code, uintptr_t start, uintptr_t end,
 		}
 		pc += insn.length;
 	}
-	if (!err)
+	if (!err && out->n_branch_targets)
 		qsort(out->branch_targets, out->n_branch_targets, sizeof(*out->branch_targets), cmp_u32);
 	/* Branches inside the function must land on instructions as decoded here. */
 	for (size_t i = 0; i < out->n_branch_targets && !err; i++)

@@ -300,7 +300,8 @@ static void load_code(struct loader *l, int64_t row)
 		}
 	}
 	sqlite3_finalize(stmt);
-	qsort(p->copies, p->n_copies, sizeof(*p->copies), by_copy_start);
+	if (p->n_copies)
+		qsort(p->copies, p->n_copies, sizeof(*p->copies), by_copy_start);
 }
 
 static void load_epochs(struct loader *l, int64_t row, const struct limits *lim)
